@@ -1,0 +1,530 @@
+/*
+ * tern.h - the public interface of the tern TCP/IP stack core.
+ *
+ * tern is a freestanding C11 library: it includes nothing but <stdint.h>,
+ * <stddef.h> and <stdbool.h>, never allocates, never starts a thread and never
+ * calls the operating system.  An embedder (your program, or tern's own
+ * Linux runtime in src/rt) owns everything the stack touches:
+ *
+ *   - memory: ask tern_stack_size() how much an instance needs for a config,
+ *     hand that much to tern_stack_init();
+ *   - packet buffers: the stack borrows them through tern_buf_ops (alloc and
+ *     free) and hands received payload to you in place (zero copy);
+ *   - time: every entry point takes `now` in nanoseconds from any monotonic
+ *     clock; tern_poll() returns the next deadline so your loop can sleep or
+ *     busy-poll;
+ *   - threads: one instance is used by one thread; run one instance per core
+ *     and nothing is shared.
+ *
+ * The loop of an embedder looks like this:
+ *
+ *     for (;;) {
+ *         n = my_nic_rx(frames, 32);                 // your driver
+ *         tern_input(st, frames, n, now());          // callbacks run here
+ *         deadline = tern_poll(st, now());           // timers, tx flush
+ *     }
+ *
+ * Frames the stack sends leave through the `tx` function of the config, in
+ * bursts, at the end of tern_input(), tern_poll() and tern_flush().  A reply
+ * sent from inside a receive callback therefore leaves in the same burst as
+ * the ACK it carries.
+ *
+ * Addresses and ports in this API are in host byte order
+ * (e.g. TERN_IP4(198, 18, 0, 1)); on the wire tern converts them itself.
+ */
+#ifndef TERN_H
+#define TERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TERN_VERSION_MAJOR 0
+#define TERN_VERSION_MINOR 1
+
+/* An IPv4 address in host byte order from its four dotted parts. */
+#define TERN_IP4(a, b, c, d)                                             \
+    (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | \
+     (uint32_t)(d))
+
+/* Bytes every transmit buffer must keep free in front of `data` so the
+ * stack can prepend Ethernet, IP and TCP headers (14 + 60 + 60, rounded). */
+#define TERN_HEADROOM 192
+
+/* Time: nanoseconds of a monotonic clock chosen by the embedder. */
+#define TERN_NS_PER_MS 1000000ull
+#define TERN_NS_PER_SEC 1000000000ull
+/* Returned by tern_poll() when no timer is armed. */
+#define TERN_NEVER UINT64_MAX
+
+/* ------------------------------------------------------------------------ */
+/* Packet buffers                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Flags on a tern_buf. RX_* are set by the driver on received frames, TX_*
+ * by the stack on frames it asks the driver to send. */
+enum tern_buf_flag {
+    /* Receive: the NIC verified the IPv4 header checksum. */
+    TERN_BUF_RX_IP_CSUM_OK = 1u << 0,
+    /* Receive: the NIC verified the TCP/UDP checksum (good). */
+    TERN_BUF_RX_L4_CSUM_OK = 1u << 1,
+    /* Receive: the NIC found the TCP/UDP checksum bad; the frame is dropped. */
+    TERN_BUF_RX_L4_CSUM_BAD = 1u << 2,
+    /* Transmit: the NIC must fill the IPv4 header checksum. */
+    TERN_BUF_TX_IP_CSUM = 1u << 3,
+    /* Transmit: the NIC must finish the TCP/UDP checksum. The checksum field
+     * holds the pseudo-header sum (Linux CHECKSUM_PARTIAL convention); the
+     * header offsets are in l2_len/l3_len. */
+    TERN_BUF_TX_L4_CSUM = 1u << 4,
+    /* Transmit: the NIC must cut this TCP frame into tso_mss sized segments. */
+    TERN_BUF_TX_TSO = 1u << 5,
+    /* Receive: the frame is several TCP segments merged by LRO/GRO. */
+    TERN_BUF_RX_LRO = 1u << 6,
+};
+
+/*
+ * One packet buffer, owned by the embedder and lent to the stack.
+ *
+ * The embedder places a tern_buf in front of (or beside) its buffer memory,
+ * e.g. in an mbuf's private area. `head`/`size` bound the memory, `data`/`len`
+ * are the valid bytes.  A frame may be a chain of buffers linked by `frag`
+ * (scatter-gather); only drivers that declare TERN_CAP_SG receive chains.
+ *
+ * Reference counting: `refs` counts owners. tern_buf_ref() adds one,
+ * tern_buf_release() drops one and hands the buffer back through
+ * tern_buf_ops.free when the count reaches zero.  A driver's alloc must
+ * return buffers with refs == 1.  Nothing here is atomic: a buffer belongs to
+ * one thread at a time.
+ */
+typedef struct tern_buf {
+    uint8_t *data;          /* first valid byte */
+    uint32_t len;           /* valid bytes at data (this segment) */
+    uint32_t size;          /* bytes of memory at head */
+    uint8_t *head;          /* start of the memory */
+    struct tern_buf *frag;  /* next segment of the same frame, or NULL */
+    struct tern_buf *next;  /* queue link; belongs to whoever queues it */
+    uint16_t refs;          /* number of owners */
+    uint16_t flags;         /* enum tern_buf_flag */
+    uint16_t tso_mss;       /* TX_TSO: payload bytes per segment */
+    uint8_t l2_len;         /* TX offloads: bytes of the Ethernet header */
+    uint8_t l3_len;         /* TX offloads: bytes of the IP header */
+    uint8_t l4_len;         /* TX_TSO: bytes of the TCP header */
+    uint8_t pad_[3];
+    uint64_t cb[3];         /* scratch for the stack while it holds the buffer */
+    void *user;             /* the embedder's own (e.g. its mbuf) */
+} tern_buf;
+
+/* How the stack gets and returns buffers. Both run on the instance's
+ * thread. alloc returns a buffer whose data points TERN_HEADROOM bytes (or
+ * more) past head with len 0 and refs 1, or NULL when the pool is empty (the
+ * stack counts that and copes). free takes back a buffer whose refs fell to
+ * 0. */
+typedef struct tern_buf_ops {
+    tern_buf *(*alloc)(void *ctx);
+    void (*free)(void *ctx, tern_buf *buf);
+    void *ctx;
+} tern_buf_ops;
+
+/* ------------------------------------------------------------------------ */
+/* Configuration                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* What the NIC (driver) can do. The stack does in software whatever is not
+ * declared. */
+enum tern_cap {
+    TERN_CAP_RX_IP_CSUM = 1u << 0,  /* sets TERN_BUF_RX_IP_CSUM_OK */
+    TERN_CAP_RX_L4_CSUM = 1u << 1,  /* sets TERN_BUF_RX_L4_CSUM_OK/BAD */
+    TERN_CAP_TX_IP_CSUM = 1u << 2,  /* honours TERN_BUF_TX_IP_CSUM */
+    TERN_CAP_TX_L4_CSUM = 1u << 3,  /* honours TERN_BUF_TX_L4_CSUM */
+    TERN_CAP_TSO = 1u << 4,         /* honours TERN_BUF_TX_TSO */
+    TERN_CAP_LRO = 1u << 5,         /* may deliver TERN_BUF_RX_LRO frames */
+    TERN_CAP_SG = 1u << 6,          /* sends and receives frag chains */
+};
+
+/* Transmit a burst. The driver takes over one reference of each frame (it
+ * calls tern_buf_release() when the NIC is done) and must take all n; a
+ * driver whose ring is full drops and counts, as a NIC would. */
+typedef void (*tern_tx_fn)(void *ctx, tern_buf **frames, unsigned n);
+
+typedef struct tern_stack tern_stack;
+typedef struct tern_conn tern_conn;
+typedef struct tern_udp tern_udp;
+
+/* Why a TCP connection ended (tern_callbacks.closed). */
+enum tern_close_reason {
+    TERN_CLOSE_NORMAL = 0,     /* both sides closed, all data acknowledged */
+    TERN_CLOSE_RESET = 1,      /* the peer sent a valid RST */
+    TERN_CLOSE_TIMEOUT = 2,    /* retransmissions or keep-alives exhausted */
+    TERN_CLOSE_REFUSED = 3,    /* active open answered by RST */
+    TERN_CLOSE_ABORTED = 4,    /* tern_tcp_abort() by the application */
+    TERN_CLOSE_NO_ROUTE = 5,   /* ARP never resolved the next hop */
+};
+
+/* Metadata of a received UDP datagram. */
+typedef struct tern_udp_meta {
+    uint32_t src_ip, dst_ip;
+    uint16_t src_port, dst_port;
+} tern_udp_meta;
+
+/*
+ * Application callbacks. Any may be NULL. They run inside tern_input(),
+ * tern_poll() or tern_flush() on the instance's thread; they may call any
+ * tern_* function of the same instance (send, close...).  `user` is the
+ * pointer set with tern_tcp_set_user() / given at listen, connect or bind.
+ */
+typedef struct tern_callbacks {
+    /* A passive open completed on a listener. Return the user pointer for the
+     * new connection. The connection is usable at once. */
+    void *(*accepted)(tern_stack *st, tern_conn *c, void *listener_user);
+    /* An active open completed (SYN-ACK received). */
+    void (*connected)(tern_stack *st, tern_conn *c, void *user);
+    /*
+     * In-order payload arrived. `data`/`len` point into `buf`, which is
+     * valid only during the call unless the application takes a reference
+     * with tern_buf_ref(). Return how many of the `len` bytes are consumed
+     * now; bytes not consumed stay counted against the receive window until
+     * tern_tcp_consumed() reports them, so a reader that keeps buffers slows
+     * the sender instead of losing data.
+     */
+    size_t (*recv)(tern_stack *st, tern_conn *c, void *user, tern_buf *buf,
+                   const uint8_t *data, size_t len);
+    /* `bytes` more of the sent stream were acknowledged by the peer: send
+     * buffers covering them have been released and send space reopened. */
+    void (*acked)(tern_stack *st, tern_conn *c, void *user, size_t bytes);
+    /* The peer sent FIN: no more data will arrive (half-close). */
+    void (*peer_closed)(tern_stack *st, tern_conn *c, void *user);
+    /* The connection is gone; `c` is invalid after this returns. */
+    void (*closed)(tern_stack *st, tern_conn *c, void *user, int reason);
+    /* A UDP datagram arrived on a bound port; same buffer rules as recv. */
+    void (*udp_recv)(tern_stack *st, tern_udp *sock, void *user,
+                     const tern_udp_meta *meta, tern_buf *buf,
+                     const uint8_t *data, size_t len);
+} tern_callbacks;
+
+/* Optional log hook: level 0 = error, 1 = warning, 2 = info, 3 = debug. */
+typedef void (*tern_log_fn)(void *ctx, int level, const char *msg);
+
+/* Congestion control algorithms. */
+enum tern_cc {
+    TERN_CC_CUBIC = 0,     /* RFC 9438, the default */
+    TERN_CC_NEWRENO = 1,   /* RFC 5681 / RFC 6582 */
+};
+
+/*
+ * Everything an instance needs. Fill with tern_config_defaults() and change
+ * what you need. Zero in a sizing field means "the default".
+ */
+typedef struct tern_config {
+    /* Interface identity. */
+    uint8_t mac[6];
+    uint32_t ip;              /* our address */
+    uint8_t prefix_len;       /* on-link prefix, e.g. 24 */
+    uint32_t gateway;         /* default route, 0 = none (on-link only) */
+    uint16_t mtu;             /* IP MTU, default 1500 */
+    uint32_t caps;            /* enum tern_cap */
+
+    /* Embedder hooks. */
+    tern_buf_ops buf_ops;
+    tern_tx_fn tx;
+    void *tx_ctx;
+    tern_callbacks cb;
+    tern_log_fn log;
+    void *log_ctx;
+    int log_level;
+
+    /* Secret key for initial sequence numbers, SYN cookies and port
+     * randomisation (RFC 6528, RFC 6056). Fill with random bytes. */
+    uint8_t secret[16];
+
+    /* Sizing: all memory is reserved at init; exhaustion is counted. */
+    uint32_t max_conns;       /* TCP connections incl. TIME_WAIT, default 1024 */
+    uint32_t max_listeners;   /* listening ports, default 16 */
+    uint32_t max_half_open;   /* SYN_RECEIVED before SYN cookies, default 256 */
+    uint32_t accept_backlog;  /* unaccepted per listener (informational) */
+    uint32_t max_udp;         /* bound UDP ports, default 16 */
+    uint32_t arp_entries;     /* ARP cache size, default 64 */
+    uint32_t arp_pending;     /* frames waiting for ARP, default 64 */
+    uint32_t tx_burst;        /* frames per tx call, default 32 */
+
+    /* TCP behaviour. */
+    uint32_t rcv_buf;         /* receive window bytes per conn, default 256 KiB */
+    uint32_t snd_buf;         /* send queue bytes per conn, default 256 KiB */
+    uint32_t ooo_max_segs;    /* out-of-order segments kept per conn, default 64 */
+    uint32_t time_wait_ms;    /* TIME_WAIT duration, default 2 * 30 s */
+    uint32_t rto_min_ms;      /* default 200 */
+    uint32_t rto_max_ms;      /* default 60000 */
+    uint32_t rto_initial_ms;  /* default 1000 */
+    uint32_t max_retries;     /* RTO expiries before giving up, default 8 */
+    uint32_t syn_retries;     /* SYN retransmissions, default 5 */
+    uint32_t delack_ms;       /* delayed ACK timer, default 40; 0 = default */
+    bool no_delayed_ack;      /* ACK every segment at once */
+    bool nagle;               /* Nagle's algorithm, default off */
+    bool no_sack;             /* do not offer/accept SACK */
+    bool no_timestamps;       /* do not offer/accept RFC 7323 timestamps */
+    bool no_window_scale;     /* do not offer/accept window scaling */
+    uint8_t cc;               /* enum tern_cc */
+    uint32_t keepalive_ms;    /* idle before probes, 0 = off */
+
+    /* ICMP. */
+    uint32_t icmp_rate_per_sec;  /* errors sent per second, default 100 */
+
+    /* RSS: if rss_queues > 1, active opens pick local ports whose Toeplitz
+     * hash (with rss_key and rss_reta) maps to rss_queue. */
+    uint16_t rss_queues;
+    uint16_t rss_queue;
+    uint8_t rss_key[40];
+    uint16_t rss_reta_size;   /* entries in rss_reta, <= 512 */
+    uint16_t rss_reta[512];
+
+    /* Testing: skip software checksum verification of received frames
+     * (fuzzers use it to reach deeper code). Never set in production. */
+    bool fuzz_skip_csum;
+} tern_config;
+
+/* Fill `cfg` with the defaults above (all other fields zero). */
+void tern_config_defaults(tern_config *cfg);
+
+/* ------------------------------------------------------------------------ */
+/* Instance life cycle                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Error codes returned (negated) by functions that can fail. */
+enum tern_err {
+    TERN_OK = 0,
+    TERN_EINVAL = 1,     /* bad argument or configuration */
+    TERN_ENOMEM = 2,     /* a table is full or no buffer was available */
+    TERN_EADDRINUSE = 3, /* port already bound or listening */
+    TERN_ENOTCONN = 4,   /* connection not in a state that allows this */
+    TERN_EAGAIN = 5,     /* no send space now; wait for `acked` */
+    TERN_EMSGSIZE = 6,   /* datagram larger than the MTU allows */
+    TERN_ENOBUFS = 7,    /* the buffer pool is empty */
+};
+
+/* Bytes an instance needs for `cfg`, and the alignment it wants (16). */
+size_t tern_stack_size(const tern_config *cfg);
+#define TERN_STACK_ALIGN 64
+
+/*
+ * Build an instance in `mem` (tern_stack_size(cfg) bytes, TERN_STACK_ALIGN
+ * aligned). Returns NULL and sets *err (if not NULL) to a tern_err when the
+ * config is invalid or mem too small. The config is copied.
+ */
+tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
+                            int *err);
+
+/*
+ * Feed a burst of received Ethernet frames. The stack takes one reference of
+ * each (it releases or keeps them). Callbacks run inside; queued transmit
+ * frames are flushed before it returns.
+ */
+void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now);
+
+/*
+ * Run timers due at `now` (retransmissions, delayed ACKs, ARP, TIME_WAIT)
+ * and flush transmit frames. Returns the absolute time of the next deadline
+ * or TERN_NEVER. Call it at least by that time.
+ */
+uint64_t tern_poll(tern_stack *st, uint64_t now);
+
+/* Send the frames queued by calls made outside tern_input/tern_poll. */
+void tern_flush(tern_stack *st);
+
+/* Take or drop a reference on a buffer (see tern_buf). */
+static inline void tern_buf_ref(tern_buf *b) { b->refs++; }
+void tern_buf_release(tern_stack *st, tern_buf *b);
+
+/* A buffer from the embedder's pool via the instance's buf_ops, ready for
+ * payload at data (TERN_HEADROOM bytes of headroom), or NULL. */
+tern_buf *tern_buf_alloc(tern_stack *st);
+
+/* The instance's `user` pointer, for callbacks that need their context. */
+void tern_set_user(tern_stack *st, void *user);
+void *tern_get_user(const tern_stack *st);
+
+/* ------------------------------------------------------------------------ */
+/* UDP                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Receive datagrams for `port` through cb.udp_recv. NULL when the port is
+ * taken or the table is full (*err says which). */
+tern_udp *tern_udp_bind(tern_stack *st, uint16_t port, void *user, int *err);
+void tern_udp_unbind(tern_stack *st, tern_udp *sock);
+
+/* Send `len` bytes copied from `data`. Returns 0 or -tern_err. */
+int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+                  uint16_t dst_port, const void *data, size_t len);
+
+/* Send a buffer the application filled (payload at buf->data, headroom
+ * kept). The stack owns the reference on success and on failure. */
+int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+                      uint16_t dst_port, tern_buf *buf);
+
+/* ------------------------------------------------------------------------ */
+/* ICMP                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Send an ICMP echo request (ping). Replies are counted in
+ * counters.icmp_echo_reply_in. Returns 0 or -tern_err. */
+int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
+                   const void *data, size_t len);
+
+/* ------------------------------------------------------------------------ */
+/* TCP                                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* Accept connections on `port`; cb.accepted runs for each. Returns 0 or
+ * -tern_err. */
+int tern_tcp_listen(tern_stack *st, uint16_t port, void *user);
+int tern_tcp_unlisten(tern_stack *st, uint16_t port);
+
+/* Open a connection. local_port 0 picks one (RFC 6056, RSS-aware). The
+ * handle is valid at once; cb.connected or cb.closed follows. NULL on error
+ * (*err set). */
+tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
+                            uint16_t local_port, void *user, int *err);
+
+/* Queue `len` bytes copied from `data`. Returns bytes taken (may be less than
+ * len when the send buffer fills; 0 with no space) or -tern_err. */
+long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len);
+
+/*
+ * Queue a buffer the application built (payload at buf->data, buf->len
+ * bytes, TERN_HEADROOM kept in front). No copy: the stack keeps the buffer
+ * until the peer acknowledges it, then releases it. Returns 0 (the stack owns
+ * the reference) or -tern_err (the caller keeps it).
+ */
+int tern_tcp_send_buf(tern_stack *st, tern_conn *c, tern_buf *buf);
+
+/* Bytes that may be queued now without exceeding snd_buf. */
+size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c);
+
+/* Report `bytes` of earlier received data as consumed (see cb.recv): the
+ * receive window reopens by that much. */
+void tern_tcp_consumed(tern_stack *st, tern_conn *c, size_t bytes);
+
+/* Half-close: send FIN after queued data. The connection stays readable. */
+int tern_tcp_shutdown(tern_stack *st, tern_conn *c);
+/* Close: shutdown, and no more data is delivered. cb.closed follows. */
+int tern_tcp_close(tern_stack *st, tern_conn *c);
+/* Send RST and free the connection now; cb.closed runs before return. */
+void tern_tcp_abort(tern_stack *st, tern_conn *c);
+
+void tern_tcp_set_user(tern_conn *c, void *user);
+void *tern_tcp_get_user(const tern_conn *c);
+
+/* Connection details for display and tests. */
+typedef struct tern_tcp_info {
+    uint32_t local_ip, remote_ip;
+    uint16_t local_port, remote_port;
+    uint8_t state;            /* enum tern_tcp_state */
+    uint32_t mss;             /* effective send MSS */
+    uint32_t srtt_us, rttvar_us, rto_ms;
+    uint32_t cwnd, ssthresh;  /* bytes */
+    uint32_t snd_wnd, rcv_wnd;
+    uint8_t snd_wscale, rcv_wscale;
+    bool sack, timestamps;
+    uint64_t bytes_sent, bytes_acked, bytes_received;
+    uint32_t retransmits;
+} tern_tcp_info;
+
+enum tern_tcp_state {
+    TERN_TCP_CLOSED = 0, TERN_TCP_LISTEN, TERN_TCP_SYN_SENT,
+    TERN_TCP_SYN_RECEIVED, TERN_TCP_ESTABLISHED, TERN_TCP_FIN_WAIT_1,
+    TERN_TCP_FIN_WAIT_2, TERN_TCP_CLOSE_WAIT, TERN_TCP_CLOSING,
+    TERN_TCP_LAST_ACK, TERN_TCP_TIME_WAIT,
+};
+
+void tern_tcp_get_info(const tern_stack *st, const tern_conn *c,
+                       tern_tcp_info *info);
+/* Name of a tern_tcp_state, e.g. "ESTABLISHED". */
+const char *tern_tcp_state_name(int state);
+
+/* Connections in use (all states, TIME_WAIT included). */
+uint32_t tern_tcp_conn_count(const tern_stack *st);
+
+/* ------------------------------------------------------------------------ */
+/* Counters                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Every counter of an instance, as an X-macro so embedders can print names
+ * and values: #define P(n) printf("%s %llu\n", #n, c->n); TERN_COUNTERS(P)
+ * Names ending in _drop_<reason> count dropped input by reason.
+ */
+#define TERN_COUNTERS(X)                                                    \
+    /* Ethernet */                                                          \
+    X(eth_in) X(eth_out) X(eth_drop_short) X(eth_drop_not_ours)            \
+    X(eth_drop_ethertype) X(tx_drop_nobuf) X(tx_frames_dropped)            \
+    /* ARP */                                                               \
+    X(arp_in) X(arp_out) X(arp_request_in) X(arp_reply_in)                 \
+    X(arp_request_out) X(arp_reply_out) X(arp_drop_short)                  \
+    X(arp_drop_format) X(arp_drop_not_ours) X(arp_drop_bad_sender)         \
+    X(arp_drop_addr_conflict) X(arp_cache_full) X(arp_pending_full)        \
+    X(arp_pending_expired) X(arp_entries_expired)                          \
+    /* IPv4 */                                                              \
+    X(ip_in) X(ip_out) X(ip_drop_short) X(ip_drop_version)                 \
+    X(ip_drop_hdr_len) X(ip_drop_total_len) X(ip_drop_csum)                \
+    X(ip_drop_not_ours) X(ip_drop_bad_src) X(ip_drop_options)              \
+    X(ip_drop_fragment) X(ip_drop_proto) X(ip_drop_no_route)               \
+    X(ip_drop_ttl)                                                          \
+    /* ICMP */                                                              \
+    X(icmp_in) X(icmp_out) X(icmp_drop_short) X(icmp_drop_csum)            \
+    X(icmp_echo_in) X(icmp_echo_reply_out) X(icmp_echo_reply_in)           \
+    X(icmp_unreach_out) X(icmp_rate_limited) X(icmp_error_in)              \
+    X(icmp_drop_type)                                                       \
+    /* UDP */                                                               \
+    X(udp_in) X(udp_out) X(udp_drop_short) X(udp_drop_len)                 \
+    X(udp_drop_csum) X(udp_drop_no_port) X(udp_drop_port0)                 \
+    /* TCP */                                                               \
+    X(tcp_in) X(tcp_out) X(tcp_drop_short) X(tcp_drop_csum)                \
+    X(tcp_drop_hdr_len) X(tcp_drop_flags) X(tcp_drop_port0)                \
+    X(tcp_drop_no_conn) X(tcp_drop_out_of_window) X(tcp_drop_paws)         \
+    X(tcp_drop_bad_ack) X(tcp_drop_options) X(tcp_drop_ooo_full)           \
+    X(tcp_drop_conn_table_full) X(tcp_drop_listen_overflow)                \
+    X(tcp_active_opens) X(tcp_passive_opens) X(tcp_attempt_fails)          \
+    X(tcp_estab_resets) X(tcp_conns_established) X(tcp_conns_closed)       \
+    X(tcp_retransmits) X(tcp_rto_expiries) X(tcp_fast_retransmits)         \
+    X(tcp_sack_recoveries) X(tcp_dup_acks_in) X(tcp_ooo_segments)          \
+    X(tcp_ooo_bytes) X(tcp_challenge_acks) X(tcp_challenge_acks_limited)   \
+    X(tcp_syn_cookies_sent) X(tcp_syn_cookies_ok) X(tcp_syn_cookies_bad)   \
+    X(tcp_rst_in) X(tcp_rst_out) X(tcp_timeouts) X(tcp_keepalive_probes)   \
+    X(tcp_zero_window_probes) X(tcp_delayed_acks) X(tcp_pure_acks_out)     \
+    X(tcp_data_segs_in) X(tcp_data_segs_out) X(tcp_bytes_in)               \
+    X(tcp_bytes_out) X(tcp_dup_data_in) X(tcp_time_wait_reuse)             \
+    X(tcp_nobuf)
+
+typedef struct tern_counters {
+#define TERN_COUNTER_FIELD_(n) uint64_t n;
+    TERN_COUNTERS(TERN_COUNTER_FIELD_)
+#undef TERN_COUNTER_FIELD_
+} tern_counters;
+
+/* The live counters of an instance (read at any time on its thread). */
+const tern_counters *tern_get_counters(const tern_stack *st);
+
+/* ------------------------------------------------------------------------ */
+/* Helpers the core exports because embedders need them too                 */
+/* ------------------------------------------------------------------------ */
+
+/* Internet checksum (RFC 1071) of len bytes folded into 16 bits, not
+ * inverted, starting from `sum`. Works on odd lengths and any alignment. */
+uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum);
+uint16_t tern_csum_fold(uint32_t sum);
+
+/* Toeplitz hash (Microsoft RSS) of `len` bytes with a 40-byte key. */
+uint32_t tern_toeplitz(const uint8_t key[40], const uint8_t *data, size_t len);
+
+/* Format a host-order IPv4 address as dotted text into out (>= 16 bytes);
+ * returns out. Parse dotted text; returns false on bad input. */
+char *tern_ip4_format(uint32_t ip, char *out);
+bool tern_ip4_parse(const char *text, uint32_t *ip);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TERN_H */

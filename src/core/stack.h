@@ -1,0 +1,138 @@
+/* stack.h - the instance structure and the internal interfaces between the
+ * core's layers. Not part of the public API. */
+#ifndef TERN_STACK_H
+#define TERN_STACK_H
+
+#include "tern.h"
+#include "util.h"
+
+#define ETH_HDR_LEN 14
+#define ETH_TYPE_IPV4 0x0800
+#define ETH_TYPE_ARP 0x0806
+#define IP_PROTO_ICMP 1
+#define IP_PROTO_TCP 6
+#define IP_PROTO_UDP 17
+#define IP4_HDR_LEN 20
+
+#define CTR(st, name) ((st)->ctr.name++)
+
+/* What the IPv4 layer tells an upper protocol about a received datagram.
+ * The upper layer's header starts at buf->data; buf->len is trimmed to the
+ * IP payload (Ethernet padding removed). */
+typedef struct ip4_rx {
+    uint32_t src, dst;        /* host order */
+    const uint8_t *ip_hdr;    /* the IPv4 header, for ICMP errors */
+    uint16_t ip_hdr_len;
+    uint8_t proto;
+    uint8_t tos;
+    uint8_t ttl;
+    bool broadcast;           /* dst was a broadcast address */
+    uint8_t src_mac[6];
+} ip4_rx;
+
+struct arp_entry;
+struct arp_pending;
+struct tcp_layer;
+
+struct tern_udp {
+    uint16_t port;            /* 0 = free slot */
+    void *user;
+};
+
+struct tern_stack {
+    tern_config cfg;
+    tern_counters ctr;
+    void *user;
+    uint64_t now;             /* time of the current input/poll call */
+    uint32_t netmask;         /* from prefix_len, host order */
+    uint32_t bcast;           /* directed broadcast of our subnet */
+
+    /* Frames waiting to be handed to cfg.tx, flushed in bursts. */
+    tern_buf **txq;
+    uint32_t txn;
+
+    /* ARP cache and frames waiting for resolution (arp.c). */
+    struct arp_entry *arp;
+    struct arp_pending *arp_wait;
+    uint64_t arp_next_scan;
+
+    /* ICMP error rate limiter (token bucket, icmp.c). */
+    uint32_t icmp_tokens;
+    uint64_t icmp_refill;
+
+    uint16_t ip_id;
+    struct tern_udp *udp;     /* cfg.max_udp slots */
+    struct tcp_layer *tcp;    /* tcp/ */
+};
+
+/* ---- memory layout: a bump allocator over the instance memory ---- */
+typedef struct carve {
+    uint8_t *base;            /* NULL while only measuring */
+    size_t off;
+} carve;
+void *carve_take(carve *c, size_t size, size_t align);
+
+/* ---- transmit path (stack.c) ---- */
+/* Queue a finished frame for the next tx burst (the stack's reference goes
+ * to the driver). Flushes when the burst is full. */
+void stack_tx(tern_stack *st, tern_buf *frame);
+void stack_flush(tern_stack *st);
+void stack_log(tern_stack *st, int level, const char *msg);
+
+/* ---- Ethernet (eth.c) ---- */
+/* Prepend an Ethernet header and queue the frame. */
+void eth_output(tern_stack *st, tern_buf *b, const uint8_t dst_mac[6],
+                uint16_t ethertype);
+extern const uint8_t eth_broadcast[6];
+
+/* ---- ARP (arp.c) ---- */
+size_t arp_mem(const tern_config *cfg, carve *c);
+void arp_input(tern_stack *st, tern_buf *b);
+/* Send an IPv4 frame (IP header already at b->data) to next hop `nh`:
+ * resolves the MAC or queues the frame while an ARP request is out. */
+void arp_resolve_and_send(tern_stack *st, tern_buf *b, uint32_t nh);
+uint64_t arp_poll(tern_stack *st, uint64_t now);
+/* The cached MAC for ip, or NULL. */
+const uint8_t *arp_lookup(tern_stack *st, uint32_t ip);
+
+/* ---- IPv4 (ip4.c) ---- */
+void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac);
+/*
+ * Send an IP datagram whose transport header starts at b->data (headroom
+ * kept). Fills the IPv4 header (with checksum, or the TX_IP_CSUM flag when
+ * the NIC does it), routes via the gateway when dst is off-link, resolves
+ * ARP and queues the frame. Consumes the reference. Returns 0 or -tern_err
+ * (e.g. -TERN_EMSGSIZE, no route).
+ */
+int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
+               uint8_t proto, uint8_t tos);
+/* Pseudo-header partial sum for TCP/UDP checksums (not folded). */
+uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,
+                        uint32_t l4_len);
+bool ip4_is_local(const tern_stack *st, uint32_t ip);
+
+/* ---- ICMP (icmp.c) ---- */
+void icmp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
+/* Send destination unreachable (code) quoting the offending datagram,
+ * rate-limited; never in answer to ICMP errors or broadcasts. */
+void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
+                       const uint8_t *l4, uint32_t l4_len);
+#define ICMP_UNREACH_PROTO 2
+#define ICMP_UNREACH_PORT 3
+
+/* ---- UDP (udp.c) ---- */
+size_t udp_mem(const tern_config *cfg, carve *c);
+void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
+
+/* ---- TCP (tcp/) ---- */
+/* Reserve the TCP layer's memory (connection table, hash, timer wheel...)
+ * and, when c->base is set, initialise it into st->tcp. */
+void tcp_mem(tern_stack *st, const tern_config *cfg, carve *c);
+void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
+/* Run due TCP timers; returns the next TCP deadline or TERN_NEVER. */
+uint64_t tcp_poll(tern_stack *st, uint64_t now);
+/* An ICMP error quoting a TCP segment we sent (frag needed, unreachable). */
+void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
+                    const uint8_t *quoted_ip, uint32_t quoted_len);
+
+#endif

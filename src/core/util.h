@@ -1,0 +1,54 @@
+/* util.h - byte order, memory and small helpers the freestanding core uses
+ * instead of libc. Loads and stores are composed from bytes, which gcc and
+ * clang turn into single (unaligned-safe) instructions. */
+#ifndef TERN_UTIL_H
+#define TERN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+static inline uint16_t rd16(const uint8_t *p)
+{
+    return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+           (uint32_t)p[3];
+}
+
+static inline void wr16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline void wr32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* The core's own memory helpers (no libc). Embedders may replace them at
+ * link time by defining TERN_EXTERNAL_MEM and providing these symbols. */
+void tern_memcpy(void *dst, const void *src, size_t n);
+void tern_memset(void *dst, int c, size_t n);
+int tern_memcmp(const void *a, const void *b, size_t n);
+
+/* Sequence-number comparisons modulo 2^32 (RFC 9293 section 3.4). */
+static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }
+static inline int seq_le(uint32_t a, uint32_t b) { return (int32_t)(a - b) <= 0; }
+static inline int seq_gt(uint32_t a, uint32_t b) { return (int32_t)(a - b) > 0; }
+static inline int seq_ge(uint32_t a, uint32_t b) { return (int32_t)(a - b) >= 0; }
+
+static inline uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static inline uint32_t max_u32(uint32_t a, uint32_t b) { return a > b ? a : b; }
+
+/* Keyed 64-bit hash (SipHash-2-4 construction, written for tern) used for
+ * ISNs, SYN cookies, port randomisation and table hashing. */
+uint64_t tern_siphash(const uint8_t key[16], const uint8_t *data, size_t len);
+
+#endif

@@ -1,0 +1,59 @@
+# Helpers for tests/<area>/CMakeLists.txt.
+#
+# tern_c_test(NAME src... [LIBS lib...] [LABELS l...] [NO_SANITIZE])
+#   builds a cmocka test program and registers it with ctest, plus a twin
+#   NAME_asan built with ASan+UBSan (unless NO_SANITIZE) against sanitized
+#   copies of the core and io libraries, so `make test` runs both.
+include_guard(GLOBAL)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+
+set(TERN_SAN_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
+                   -fno-sanitize-recover=all)
+if(NOT TARGET tern_asan)
+  add_library(tern_asan STATIC ${TERN_CORE_SOURCES})
+  target_include_directories(tern_asan PUBLIC ${CMAKE_SOURCE_DIR}/include
+                                              ${CMAKE_SOURCE_DIR}/src/core)
+  target_compile_options(tern_asan PRIVATE -Wall -Wextra -DTERN_USE_BUILTIN_MEM
+                         ${TERN_SAN_FLAGS})
+  target_link_options(tern_asan PUBLIC -fsanitize=address,undefined)
+  add_library(tern_io_asan STATIC ${TERN_IO_SOURCES})
+  target_include_directories(tern_io_asan PUBLIC ${CMAKE_SOURCE_DIR}/src/io
+                                                 ${CMAKE_SOURCE_DIR}/src/rt)
+  target_compile_options(tern_io_asan PRIVATE -Wall -Wextra -D_GNU_SOURCE
+                         ${TERN_SAN_FLAGS})
+  target_link_libraries(tern_io_asan PUBLIC tern_asan Threads::Threads)
+  if(XDP_FOUND)
+    target_link_libraries(tern_io_asan PUBLIC PkgConfig::XDP)
+    target_compile_definitions(tern_io_asan PUBLIC TERN_HAVE_AFXDP=1)
+  endif()
+endif()
+
+function(tern_c_test name)
+  cmake_parse_arguments(T "NO_SANITIZE" "" "LIBS;LABELS" ${ARGN})
+  set(srcs ${T_UNPARSED_ARGUMENTS})
+  add_executable(${name} ${srcs})
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common
+                             ${CMAKE_SOURCE_DIR}/src/core)
+  target_compile_options(${name} PRIVATE -Wall -Wextra -D_GNU_SOURCE)
+  target_link_libraries(${name} PRIVATE tern_io PkgConfig::CMOCKA m ${T_LIBS})
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                        ${CMAKE_BINARY_DIR}/tests)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
+  if(NOT T_NO_SANITIZE)
+    add_executable(${name}_asan ${srcs})
+    target_include_directories(${name}_asan PRIVATE
+                               ${CMAKE_SOURCE_DIR}/tests/common
+                               ${CMAKE_SOURCE_DIR}/src/core)
+    target_compile_options(${name}_asan PRIVATE -Wall -Wextra -D_GNU_SOURCE
+                           ${TERN_SAN_FLAGS})
+    target_link_libraries(${name}_asan PRIVATE tern_io_asan PkgConfig::CMOCKA
+                          m ${T_LIBS})
+    set_target_properties(${name}_asan PROPERTIES RUNTIME_OUTPUT_DIRECTORY
+                          ${CMAKE_BINARY_DIR}/tests)
+    add_test(NAME ${name}_asan COMMAND ${name}_asan)
+    set_tests_properties(${name}_asan PROPERTIES LABELS "${T_LABELS};asan"
+      ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1;UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+  endif()
+endfunction()
