@@ -316,6 +316,12 @@ size_t tern_stack_size(const tern_config *cfg);
 tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
                             int *err);
 
+/* Release every buffer the instance still holds (frames waiting for ARP,
+ * TCP send, retransmit and out-of-order queues) back through buf_ops.free,
+ * without sending anything. Call before freeing the instance memory and the
+ * pool; the instance must not be used afterwards. */
+void tern_stack_fini(tern_stack *st);
+
 /*
  * Feed a burst of received Ethernet frames. The stack takes one reference of
  * each (it releases or keeps them). Callbacks run inside; queued transmit

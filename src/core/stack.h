@@ -81,17 +81,19 @@ void stack_log(tern_stack *st, int level, const char *msg);
 
 /* ---- Ethernet (eth.c) ---- */
 /* Prepend an Ethernet header and queue the frame. */
+void eth_input(tern_stack *st, tern_buf *b);
 void eth_output(tern_stack *st, tern_buf *b, const uint8_t dst_mac[6],
                 uint16_t ethertype);
 extern const uint8_t eth_broadcast[6];
 
 /* ---- ARP (arp.c) ---- */
-size_t arp_mem(const tern_config *cfg, carve *c);
+void arp_mem(tern_stack *st, const tern_config *cfg, carve *c);
 void arp_input(tern_stack *st, tern_buf *b);
 /* Send an IPv4 frame (IP header already at b->data) to next hop `nh`:
  * resolves the MAC or queues the frame while an ARP request is out. */
 void arp_resolve_and_send(tern_stack *st, tern_buf *b, uint32_t nh);
 uint64_t arp_poll(tern_stack *st, uint64_t now);
+void arp_fini(tern_stack *st);   /* release waiting frames */
 /* The cached MAC for ip, or NULL. */
 const uint8_t *arp_lookup(tern_stack *st, uint32_t ip);
 
@@ -121,14 +123,20 @@ void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
 #define ICMP_UNREACH_PORT 3
 
 /* ---- UDP (udp.c) ---- */
-size_t udp_mem(const tern_config *cfg, carve *c);
+void udp_mem(tern_stack *st, const tern_config *cfg, carve *c);
 void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
 
 /* ---- TCP (tcp/) ---- */
 /* Reserve the TCP layer's memory (connection table, hash, timer wheel...)
- * and, when c->base is set, initialise it into st->tcp. */
+ * and, when c->base is set, initialise it into st->tcp. While only
+ * measuring (c->base == NULL) st is NULL. */
 void tcp_mem(tern_stack *st, const tern_config *cfg, carve *c);
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
+/* Release every buffer TCP holds (tern_stack_fini). */
+void tcp_fini(tern_stack *st);
+/* Called once at the end of every tern_input() burst, before the transmit
+ * flush: the place to send the one pending ACK per connection. */
+void tcp_input_done(tern_stack *st);
 /* Run due TCP timers; returns the next TCP deadline or TERN_NEVER. */
 uint64_t tcp_poll(tern_stack *st, uint64_t now);
 /* An ICMP error quoting a TCP segment we sent (frag needed, unreachable). */

@@ -32,11 +32,18 @@ static inline void wr32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-/* The core's own memory helpers (no libc). Embedders may replace them at
- * link time by defining TERN_EXTERNAL_MEM and providing these symbols. */
+/* The core's own memory helpers (no libc). Built with TERN_USE_BUILTIN_MEM
+ * they become the compiler's builtins, which inline small copies and call
+ * the platform's memcpy for large ones (what the Linux build does). */
+#ifdef TERN_USE_BUILTIN_MEM
+#define tern_memcpy(d, s, n) __builtin_memcpy((d), (s), (n))
+#define tern_memset(d, c, n) __builtin_memset((d), (c), (n))
+#define tern_memcmp(a, b, n) __builtin_memcmp((a), (b), (n))
+#else
 void tern_memcpy(void *dst, const void *src, size_t n);
 void tern_memset(void *dst, int c, size_t n);
 int tern_memcmp(const void *a, const void *b, size_t n);
+#endif
 
 /* Sequence-number comparisons modulo 2^32 (RFC 9293 section 3.4). */
 static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }

@@ -1,9 +1,10 @@
 # Helpers for tests/<area>/CMakeLists.txt.
 #
-# tern_c_test(NAME src... [LIBS lib...] [LABELS l...] [NO_SANITIZE])
+# tern_c_test(NAME src... [LIBS lib...] [LABELS l...] [NO_SANITIZE] [CORE_ONLY])
 #   builds a cmocka test program and registers it with ctest, plus a twin
 #   NAME_asan built with ASan+UBSan (unless NO_SANITIZE) against sanitized
 #   copies of the core and io libraries, so `make test` runs both.
+#   CORE_ONLY links the core alone (no drivers, no runtime).
 include_guard(GLOBAL)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
@@ -30,13 +31,19 @@ if(NOT TARGET tern_asan)
 endif()
 
 function(tern_c_test name)
-  cmake_parse_arguments(T "NO_SANITIZE" "" "LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "NO_SANITIZE;CORE_ONLY" "" "LIBS;LABELS" ${ARGN})
   set(srcs ${T_UNPARSED_ARGUMENTS})
+  set(io tern_io)
+  set(io_asan tern_io_asan)
+  if(T_CORE_ONLY)
+    set(io tern_static)
+    set(io_asan tern_asan)
+  endif()
   add_executable(${name} ${srcs})
   target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/common
                              ${CMAKE_SOURCE_DIR}/src/core)
   target_compile_options(${name} PRIVATE -Wall -Wextra -D_GNU_SOURCE)
-  target_link_libraries(${name} PRIVATE tern_io PkgConfig::CMOCKA m ${T_LIBS})
+  target_link_libraries(${name} PRIVATE ${io} PkgConfig::CMOCKA m ${T_LIBS})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY
                         ${CMAKE_BINARY_DIR}/tests)
   add_test(NAME ${name} COMMAND ${name})
@@ -48,7 +55,7 @@ function(tern_c_test name)
                                ${CMAKE_SOURCE_DIR}/src/core)
     target_compile_options(${name}_asan PRIVATE -Wall -Wextra -D_GNU_SOURCE
                            ${TERN_SAN_FLAGS})
-    target_link_libraries(${name}_asan PRIVATE tern_io_asan PkgConfig::CMOCKA
+    target_link_libraries(${name}_asan PRIVATE ${io_asan} PkgConfig::CMOCKA
                           m ${T_LIBS})
     set_target_properties(${name}_asan PROPERTIES RUNTIME_OUTPUT_DIRECTORY
                           ${CMAKE_BINARY_DIR}/tests)

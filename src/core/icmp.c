@@ -1,0 +1,153 @@
+/* icmp.c - ICMP echo (both ways), errors in (handed to TCP) and
+ * rate-limited destination-unreachable out (RFC 792, RFC 1122 3.2.2). */
+#include "stack.h"
+
+#define ICMP_ECHO_REPLY 0
+#define ICMP_UNREACH 3
+#define ICMP_SOURCE_QUENCH 4
+#define ICMP_ECHO 8
+#define ICMP_TIME_EXCEEDED 11
+#define ICMP_PARAM_PROBLEM 12
+#define ICMP_HDR_LEN 8
+#define ICMP_QUOTE_MAX 64     /* bytes of the offending transport header */
+
+static bool is_error_type(uint8_t type)
+{
+    return type == ICMP_UNREACH || type == ICMP_SOURCE_QUENCH ||
+           type == ICMP_TIME_EXCEEDED || type == ICMP_PARAM_PROBLEM;
+}
+
+static void icmp_finish(tern_stack *st, tern_buf *b, uint32_t dst)
+{
+    uint8_t *m = b->data;
+    wr16(m + 2, 0);
+    wr16(m + 2, (uint16_t)~tern_csum_fold(tern_csum_partial(m, b->len, 0)));
+    CTR(st, icmp_out);
+    ip4_output(st, b, 0, dst, IP_PROTO_ICMP, 0);
+}
+
+/* An error quoting one of our datagrams: pass TCP's to TCP. */
+static void icmp_error_input(tern_stack *st, const uint8_t *m, uint32_t len)
+{
+    CTR(st, icmp_error_in);
+    const uint8_t *q = m + ICMP_HDR_LEN;
+    uint32_t qlen = len - ICMP_HDR_LEN;
+    if (qlen < IP4_HDR_LEN || (q[0] >> 4) != 4)
+        return;
+    uint32_t qhl = (uint32_t)(q[0] & 0xf) * 4;
+    /* The quote must hold the IP header and 8 bytes of TCP (the ports and
+     * sequence number), and be from us. */
+    if (qhl < IP4_HDR_LEN || qlen < qhl + 8 || rd32(q + 12) != st->cfg.ip)
+        return;
+    uint32_t mtu = m[0] == ICMP_UNREACH && m[1] == 4 ? rd16(m + 6) : 0;
+    if (q[9] == IP_PROTO_TCP)
+        tcp_icmp_error(st, m[0], m[1], mtu, q, qlen);
+}
+
+void icmp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
+{
+    CTR(st, icmp_in);
+    uint8_t *m = b->data;
+    if (b->len < ICMP_HDR_LEN) {
+        CTR(st, icmp_drop_short);
+        goto drop;
+    }
+    if (!st->cfg.fuzz_skip_csum &&
+        tern_csum_fold(tern_csum_partial(m, b->len, 0)) != 0xffff) {
+        CTR(st, icmp_drop_csum);
+        goto drop;
+    }
+    switch (m[0]) {
+    case ICMP_ECHO:
+        CTR(st, icmp_echo_in);
+        if (ip->broadcast) {     /* no smurf amplification */
+            CTR(st, icmp_drop_type);
+            goto drop;
+        }
+        /* Answer in the same buffer: the request's headers are headroom. */
+        m[0] = ICMP_ECHO_REPLY;
+        m[1] = 0;
+        CTR(st, icmp_echo_reply_out);
+        icmp_finish(st, b, ip->src);
+        return;
+    case ICMP_ECHO_REPLY:
+        CTR(st, icmp_echo_reply_in);
+        goto drop;
+    default:
+        if (is_error_type(m[0]))
+            icmp_error_input(st, m, b->len);
+        else
+            CTR(st, icmp_drop_type);
+        goto drop;
+    }
+drop:
+    tern_buf_release(st, b);
+}
+
+/* Token bucket: icmp_rate_per_sec errors per second, burst of the same. */
+static bool icmp_rate_ok(tern_stack *st)
+{
+    uint32_t rate = st->cfg.icmp_rate_per_sec;
+    if (st->now >= st->icmp_refill) {
+        uint64_t elapsed = st->now - st->icmp_refill;
+        uint64_t add = elapsed / (TERN_NS_PER_SEC / rate) + 1;
+        st->icmp_tokens = (uint32_t)(st->icmp_tokens + add > rate ? rate
+                                                                  : st->icmp_tokens + add);
+        st->icmp_refill = st->now + TERN_NS_PER_SEC / rate;
+    }
+    if (!st->icmp_tokens) {
+        CTR(st, icmp_rate_limited);
+        return false;
+    }
+    st->icmp_tokens--;
+    return true;
+}
+
+void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
+                       const uint8_t *l4, uint32_t l4_len)
+{
+    /* RFC 1122 3.2.2: never about ICMP errors, broadcasts or non-unicast
+     * sources. */
+    if (ip->broadcast)
+        return;
+    if (ip->proto == IP_PROTO_ICMP && (l4_len < 1 || is_error_type(l4[0])))
+        return;
+    if (!icmp_rate_ok(st))
+        return;
+    tern_buf *b = tern_buf_alloc(st);
+    if (!b) {
+        CTR(st, tx_drop_nobuf);
+        return;
+    }
+    uint32_t quote = l4_len < ICMP_QUOTE_MAX ? l4_len : ICMP_QUOTE_MAX;
+    uint8_t *m = b->data;
+    m[0] = ICMP_UNREACH;
+    m[1] = code;
+    wr32(m + 4, 0);
+    tern_memcpy(m + ICMP_HDR_LEN, ip->ip_hdr, ip->ip_hdr_len);
+    tern_memcpy(m + ICMP_HDR_LEN + ip->ip_hdr_len, l4, quote);
+    b->len = ICMP_HDR_LEN + ip->ip_hdr_len + quote;
+    CTR(st, icmp_unreach_out);
+    icmp_finish(st, b, ip->src);
+}
+
+int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
+                   const void *data, size_t len)
+{
+    if (len + ICMP_HDR_LEN + IP4_HDR_LEN > st->cfg.mtu)
+        return -TERN_EMSGSIZE;
+    tern_buf *b = tern_buf_alloc(st);
+    if (!b) {
+        CTR(st, tx_drop_nobuf);
+        return -TERN_ENOBUFS;
+    }
+    uint8_t *m = b->data;
+    m[0] = ICMP_ECHO;
+    m[1] = 0;
+    wr16(m + 4, id);
+    wr16(m + 6, seq);
+    tern_memcpy(m + ICMP_HDR_LEN, data, len);
+    b->len = (uint32_t)(ICMP_HDR_LEN + len);
+    icmp_finish(st, b, dst_ip);
+    return 0;
+}

@@ -1,0 +1,173 @@
+/* ip4.c - IPv4 receive validation and dispatch, transmit with routing. */
+#include "stack.h"
+
+#define IP_FLAG_DF 0x4000
+#define IP_FLAG_MF 0x2000
+#define IP_OFFSET_MASK 0x1fff
+#define IP_TTL 64
+
+bool ip4_is_local(const tern_stack *st, uint32_t ip)
+{
+    return ((ip ^ st->cfg.ip) & st->netmask) == 0;
+}
+
+/* Addresses no datagram may come from (RFC 1122 3.2.1.3, RFC 1812). */
+static bool src_ok(const tern_stack *st, uint32_t src)
+{
+    uint8_t top = (uint8_t)(src >> 24);
+    return src != st->cfg.ip && src != 0xffffffffu && src != st->bcast &&
+           top != 127 && top != 0 && top < 224;
+}
+
+/* Walk the option list: every length must fit; source routes refused. */
+static bool options_ok(const uint8_t *opt, uint32_t len)
+{
+    uint32_t i = 0;
+    while (i < len) {
+        uint8_t type = opt[i];
+        if (type == 0)              /* end of list */
+            return true;
+        if (type == 1) {            /* no-op */
+            i++;
+            continue;
+        }
+        if (i + 1 >= len || opt[i + 1] < 2 || i + opt[i + 1] > len)
+            return false;
+        if (type == 131 || type == 137)  /* LSRR, SSRR */
+            return false;
+        i += opt[i + 1];
+    }
+    return true;
+}
+
+uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,
+                        uint32_t l4_len)
+{
+    return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) +
+           proto + l4_len;
+}
+
+/* Check a received header against the real frame. Returns the counter of
+ * the reason to drop it, or NULL when it is acceptable. */
+static uint64_t *ip4_check(tern_stack *st, const tern_buf *b)
+{
+    const uint8_t *h = b->data;
+    if (b->len < IP4_HDR_LEN)
+        return &st->ctr.ip_drop_short;
+    if ((h[0] >> 4) != 4)
+        return &st->ctr.ip_drop_version;
+    uint32_t hlen = (uint32_t)(h[0] & 0xf) * 4;
+    if (hlen < IP4_HDR_LEN || hlen > b->len)
+        return &st->ctr.ip_drop_hdr_len;
+    uint32_t total = rd16(h + 2);
+    if (total < hlen || total > b->len)
+        return &st->ctr.ip_drop_total_len;
+    if (!(b->flags & TERN_BUF_RX_IP_CSUM_OK) && !st->cfg.fuzz_skip_csum &&
+        tern_csum_fold(tern_csum_partial(h, hlen, 0)) != 0xffff)
+        return &st->ctr.ip_drop_csum;
+    if (hlen > IP4_HDR_LEN && !options_ok(h + IP4_HDR_LEN, hlen - IP4_HDR_LEN))
+        return &st->ctr.ip_drop_options;
+    /* Reassembly is not implemented: fragments are refused, never parsed
+     * as if they were whole datagrams. */
+    if (rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK))
+        return &st->ctr.ip_drop_fragment;
+    if (!src_ok(st, rd32(h + 12)))
+        return &st->ctr.ip_drop_bad_src;
+    return NULL;
+}
+
+void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
+{
+    CTR(st, ip_in);
+    uint64_t *reason = ip4_check(st, b);
+    if (reason) {
+        (*reason)++;
+        tern_buf_release(st, b);
+        return;
+    }
+    const uint8_t *h = b->data;
+    uint32_t hlen = (uint32_t)(h[0] & 0xf) * 4, total = rd16(h + 2);
+    ip4_rx ip;
+    ip.src = rd32(h + 12);
+    ip.dst = rd32(h + 16);
+    ip.broadcast = ip.dst == 0xffffffffu || ip.dst == st->bcast;
+    if (ip.dst != st->cfg.ip && !ip.broadcast) {
+        CTR(st, ip_drop_not_ours);
+        tern_buf_release(st, b);
+        return;
+    }
+    ip.ip_hdr = h;
+    ip.ip_hdr_len = (uint16_t)hlen;
+    ip.proto = h[9];
+    ip.tos = h[1];
+    ip.ttl = h[8];
+    tern_memcpy(ip.src_mac, src_mac, 6);
+    b->data += hlen;
+    b->len = total - hlen;      /* drops Ethernet padding */
+
+    switch (ip.proto) {
+    case IP_PROTO_TCP:
+        tcp_input(st, b, &ip);
+        break;
+    case IP_PROTO_UDP:
+        udp_input(st, b, &ip);
+        break;
+    case IP_PROTO_ICMP:
+        icmp_input(st, b, &ip);
+        break;
+    default:
+        CTR(st, ip_drop_proto);
+        icmp_send_unreach(st, &ip, ICMP_UNREACH_PROTO, b->data, b->len);
+        tern_buf_release(st, b);
+    }
+}
+
+int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
+               uint8_t proto, uint8_t tos)
+{
+    uint32_t total = b->len + IP4_HDR_LEN;
+    bool tso = b->flags & TERN_BUF_TX_TSO;
+    if ((total > st->cfg.mtu && !tso) || total > 0xffff) {
+        tern_buf_release(st, b);
+        return -TERN_EMSGSIZE;
+    }
+    if (b->data - b->head < IP4_HDR_LEN + ETH_HDR_LEN) {
+        CTR(st, tx_frames_dropped);
+        tern_buf_release(st, b);
+        return -TERN_EINVAL;
+    }
+    bool bcast = dst == 0xffffffffu || dst == st->bcast;
+    uint32_t nh = dst;
+    if (!bcast && !ip4_is_local(st, dst)) {
+        if (!st->cfg.gateway) {
+            CTR(st, ip_drop_no_route);
+            tern_buf_release(st, b);
+            return -TERN_EINVAL;
+        }
+        nh = st->cfg.gateway;
+    }
+    b->data -= IP4_HDR_LEN;
+    b->len += IP4_HDR_LEN;
+    uint8_t *h = b->data;
+    h[0] = 0x45;
+    h[1] = tos;
+    wr16(h + 2, (uint16_t)total);
+    wr16(h + 4, st->ip_id++);
+    wr16(h + 6, IP_FLAG_DF);
+    h[8] = IP_TTL;
+    h[9] = proto;
+    wr16(h + 10, 0);
+    wr32(h + 12, src ? src : st->cfg.ip);
+    wr32(h + 16, dst);
+    b->l3_len = IP4_HDR_LEN;
+    if (st->cfg.caps & TERN_CAP_TX_IP_CSUM)
+        b->flags |= TERN_BUF_TX_IP_CSUM;
+    else
+        wr16(h + 10, (uint16_t)~tern_csum_fold(tern_csum_partial(h, IP4_HDR_LEN, 0)));
+    CTR(st, ip_out);
+    if (bcast)
+        eth_output(st, b, eth_broadcast, ETH_TYPE_IPV4);
+    else
+        arp_resolve_and_send(st, b, nh);
+    return 0;
+}

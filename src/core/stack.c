@@ -1,0 +1,171 @@
+/* stack.c - instance life cycle, the input/poll entry points, the transmit
+ * burst and buffer helpers. */
+#include "stack.h"
+
+void tern_config_defaults(tern_config *cfg)
+{
+    tern_memset(cfg, 0, sizeof *cfg);
+    cfg->prefix_len = 24;
+    cfg->mtu = 1500;
+    cfg->cc = TERN_CC_CUBIC;
+}
+
+/* Zero sizing fields mean "the default". */
+static void fill_defaults(tern_config *c)
+{
+#define DEF(field, value) if (!c->field) c->field = (value)
+    DEF(mtu, 1500);
+    DEF(max_conns, 1024);
+    DEF(max_listeners, 16);
+    DEF(max_half_open, 256);
+    DEF(accept_backlog, 128);
+    DEF(max_udp, 16);
+    DEF(arp_entries, 64);
+    DEF(arp_pending, 64);
+    DEF(tx_burst, 32);
+    DEF(rcv_buf, 256u * 1024);
+    DEF(snd_buf, 256u * 1024);
+    DEF(ooo_max_segs, 64);
+    DEF(time_wait_ms, 60000);
+    DEF(rto_min_ms, 200);
+    DEF(rto_max_ms, 60000);
+    DEF(rto_initial_ms, 1000);
+    DEF(max_retries, 8);
+    DEF(syn_retries, 5);
+    DEF(delack_ms, 40);
+    DEF(icmp_rate_per_sec, 100);
+    DEF(rss_queues, 1);
+#undef DEF
+}
+
+static bool config_valid(const tern_config *c)
+{
+    return c->buf_ops.alloc && c->buf_ops.free && c->tx && c->ip != 0 &&
+           c->prefix_len <= 32 && c->mtu >= 576 && c->mtu <= 9000 &&
+           c->rss_reta_size <= 512 && c->rss_queue < c->rss_queues &&
+           (c->rss_queues <= 1 || c->rss_reta_size > 0);
+}
+
+void *carve_take(carve *c, size_t size, size_t align)
+{
+    c->off = (c->off + align - 1) & ~(align - 1);
+    void *p = c->base ? c->base + c->off : NULL;
+    c->off += size;
+    return p;
+}
+
+/* Lay out every table of an instance; measures when c->base is NULL. */
+static void layout(tern_stack *st, const tern_config *cfg, carve *c)
+{
+    carve_take(c, sizeof(tern_stack), TERN_STACK_ALIGN);
+    tern_buf **txq = carve_take(c, cfg->tx_burst * sizeof(tern_buf *), 8);
+    if (st)
+        st->txq = txq;
+    arp_mem(st, cfg, c);
+    udp_mem(st, cfg, c);
+    tcp_mem(st, cfg, c);
+}
+
+size_t tern_stack_size(const tern_config *cfg)
+{
+    tern_config c = *cfg;
+    fill_defaults(&c);
+    carve cv = {0, 0};
+    layout(NULL, &c, &cv);
+    return cv.off;
+}
+
+tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
+                            int *err)
+{
+    tern_config c = *cfg;
+    fill_defaults(&c);
+    int e = TERN_OK;
+    if (!mem || ((uintptr_t)mem & (TERN_STACK_ALIGN - 1)) || !config_valid(&c))
+        e = TERN_EINVAL;
+    else if (size < tern_stack_size(&c))
+        e = TERN_ENOMEM;
+    if (err)
+        *err = e;
+    if (e)
+        return NULL;
+    tern_memset(mem, 0, size);
+    tern_stack *st = mem;
+    st->cfg = c;
+    st->netmask = c.prefix_len ? ~0u << (32 - c.prefix_len) : 0;
+    st->bcast = (c.ip & st->netmask) | ~st->netmask;
+    st->icmp_tokens = c.icmp_rate_per_sec;
+    carve cv = {mem, 0};
+    layout(st, &c, &cv);
+    return st;
+}
+
+void tern_stack_fini(tern_stack *st)
+{
+    stack_flush(st);
+    arp_fini(st);
+    tcp_fini(st);
+}
+
+void tern_set_user(tern_stack *st, void *user) { st->user = user; }
+void *tern_get_user(const tern_stack *st) { return st->user; }
+const tern_counters *tern_get_counters(const tern_stack *st) { return &st->ctr; }
+
+void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now)
+{
+    st->now = now;
+    for (unsigned i = 0; i < n; i++)
+        eth_input(st, frames[i]);
+    tcp_input_done(st);
+    stack_flush(st);
+}
+
+uint64_t tern_poll(tern_stack *st, uint64_t now)
+{
+    st->now = now;
+    uint64_t next = arp_poll(st, now);
+    uint64_t t = tcp_poll(st, now);
+    if (t < next)
+        next = t;
+    stack_flush(st);
+    return next;
+}
+
+void tern_flush(tern_stack *st) { stack_flush(st); }
+
+void stack_tx(tern_stack *st, tern_buf *frame)
+{
+    st->txq[st->txn++] = frame;
+    if (st->txn == st->cfg.tx_burst)
+        stack_flush(st);
+}
+
+void stack_flush(tern_stack *st)
+{
+    if (st->txn) {
+        unsigned n = st->txn;
+        st->txn = 0;
+        st->cfg.tx(st->cfg.tx_ctx, st->txq, n);
+    }
+}
+
+void stack_log(tern_stack *st, int level, const char *msg)
+{
+    if (st->cfg.log && level <= st->cfg.log_level)
+        st->cfg.log(st->cfg.log_ctx, level, msg);
+}
+
+void tern_buf_release(tern_stack *st, tern_buf *b)
+{
+    while (b) {
+        tern_buf *next = b->frag;
+        if (--b->refs == 0)
+            st->cfg.buf_ops.free(st->cfg.buf_ops.ctx, b);
+        b = next;
+    }
+}
+
+tern_buf *tern_buf_alloc(tern_stack *st)
+{
+    return st->cfg.buf_ops.alloc(st->cfg.buf_ops.ctx);
+}

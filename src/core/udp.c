@@ -1,0 +1,144 @@
+/* udp.c - UDP (RFC 768): a small table of bound ports, checksums always
+ * generated, verified unless the NIC did it. */
+#include "stack.h"
+
+#define UDP_HDR_LEN 8
+
+void udp_mem(tern_stack *st, const tern_config *cfg, carve *c)
+{
+    struct tern_udp *u = carve_take(c, cfg->max_udp * sizeof *u, 8);
+    if (st)
+        st->udp = u;
+}
+
+static struct tern_udp *udp_find(tern_stack *st, uint16_t port)
+{
+    for (uint32_t i = 0; i < st->cfg.max_udp; i++)
+        if (st->udp[i].port == port)
+            return &st->udp[i];
+    return NULL;
+}
+
+tern_udp *tern_udp_bind(tern_stack *st, uint16_t port, void *user, int *err)
+{
+    int e = TERN_OK;
+    struct tern_udp *u = NULL;
+    if (port == 0)
+        e = TERN_EINVAL;
+    else if (udp_find(st, port))
+        e = TERN_EADDRINUSE;
+    else if (!(u = udp_find(st, 0)))
+        e = TERN_ENOMEM;
+    if (err)
+        *err = e;
+    if (e)
+        return NULL;
+    u->port = port;
+    u->user = user;
+    return u;
+}
+
+void tern_udp_unbind(tern_stack *st, tern_udp *sock)
+{
+    (void)st;
+    sock->port = 0;
+    sock->user = NULL;
+}
+
+static bool udp_csum_ok(tern_stack *st, const tern_buf *b, const ip4_rx *ip)
+{
+    const uint8_t *u = b->data;
+    if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
+        return false;
+    if (rd16(u + 6) == 0 || (b->flags & TERN_BUF_RX_L4_CSUM_OK) ||
+        st->cfg.fuzz_skip_csum)
+        return true;           /* 0 = sender sent no checksum (IPv4) */
+    uint32_t sum = ip4_pseudo_sum(ip->src, ip->dst, IP_PROTO_UDP, b->len);
+    return tern_csum_fold(tern_csum_partial(u, b->len, sum)) == 0xffff;
+}
+
+void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
+{
+    CTR(st, udp_in);
+    const uint8_t *u = b->data;
+    if (b->len < UDP_HDR_LEN) {
+        CTR(st, udp_drop_short);
+        goto drop;
+    }
+    uint32_t ulen = rd16(u + 4);
+    if (ulen < UDP_HDR_LEN || ulen > b->len) {
+        CTR(st, udp_drop_len);
+        goto drop;
+    }
+    b->len = ulen;
+    if (!udp_csum_ok(st, b, ip)) {
+        CTR(st, udp_drop_csum);
+        goto drop;
+    }
+    tern_udp_meta meta = {ip->src, ip->dst, rd16(u), rd16(u + 2)};
+    if (meta.dst_port == 0) {
+        CTR(st, udp_drop_port0);
+        goto drop;
+    }
+    struct tern_udp *s = udp_find(st, meta.dst_port);
+    if (!s) {
+        CTR(st, udp_drop_no_port);
+        icmp_send_unreach(st, ip, ICMP_UNREACH_PORT, u, b->len);
+        goto drop;
+    }
+    if (st->cfg.cb.udp_recv)
+        st->cfg.cb.udp_recv(st, s, s->user, &meta, b, u + UDP_HDR_LEN,
+                            ulen - UDP_HDR_LEN);
+drop:
+    tern_buf_release(st, b);
+}
+
+int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+                      uint16_t dst_port, tern_buf *b)
+{
+    uint32_t ulen = b->len + UDP_HDR_LEN;
+    if (ulen + IP4_HDR_LEN > st->cfg.mtu) {
+        tern_buf_release(st, b);
+        return -TERN_EMSGSIZE;
+    }
+    if (b->data - b->head < UDP_HDR_LEN + IP4_HDR_LEN + ETH_HDR_LEN) {
+        tern_buf_release(st, b);
+        return -TERN_EINVAL;
+    }
+    b->data -= UDP_HDR_LEN;
+    b->len = ulen;
+    uint8_t *u = b->data;
+    wr16(u, src_port);
+    wr16(u + 2, dst_port);
+    wr16(u + 4, (uint16_t)ulen);
+    uint32_t sum = ip4_pseudo_sum(st->cfg.ip, dst_ip, IP_PROTO_UDP, ulen);
+    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM) {
+        wr16(u + 6, tern_csum_fold(sum));
+        b->flags |= TERN_BUF_TX_L4_CSUM;
+    } else {
+        wr16(u + 6, 0);
+        uint16_t c = (uint16_t)~tern_csum_fold(tern_csum_partial(u, ulen, sum));
+        wr16(u + 6, c ? c : 0xffff);   /* 0 means "no checksum" */
+    }
+    CTR(st, udp_out);
+    return ip4_output(st, b, 0, dst_ip, IP_PROTO_UDP, 0);
+}
+
+int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+                  uint16_t dst_port, const void *data, size_t len)
+{
+    if (len + UDP_HDR_LEN + IP4_HDR_LEN > st->cfg.mtu)
+        return -TERN_EMSGSIZE;
+    tern_buf *b = tern_buf_alloc(st);
+    if (!b) {
+        CTR(st, tx_drop_nobuf);
+        return -TERN_ENOBUFS;
+    }
+    if (len > b->size - (uint32_t)(b->data - b->head)) {
+        tern_buf_release(st, b);
+        return -TERN_EMSGSIZE;
+    }
+    tern_memcpy(b->data, data, len);
+    b->len = (uint32_t)len;
+    return tern_udp_send_buf(st, src_port, dst_ip, dst_port, b);
+}
