@@ -7,7 +7,7 @@
 #   CORE_ONLY links the core alone (no drivers, no runtime).
 include_guard(GLOBAL)
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET cmocka)
+pkg_check_modules(CMOCKA REQUIRED IMPORTED_TARGET GLOBAL cmocka)
 
 set(TERN_SAN_FLAGS -fsanitize=address,undefined -fno-omit-frame-pointer
                    -fno-sanitize-recover=all)
