@@ -37,3 +37,15 @@ void tcp_fini(tern_stack *st)
 {
     (void)st;
 }
+
+int tern_tcp_listen(tern_stack *st, uint16_t port, void *user)
+{
+    (void)st; (void)port; (void)user;
+    return -TERN_EINVAL;
+}
+
+long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
+{
+    (void)st; (void)c; (void)data; (void)len;
+    return -TERN_ENOTCONN;
+}

@@ -1,0 +1,37 @@
+#!/bin/sh
+# fuzz.sh [SECONDS] [HARNESS...] - build the libFuzzer harnesses with clang
+# (ASan + UBSan) and run each for SECONDS (default 60). Corpora grow in
+# build-fuzz/corpus-<harness>/; a crash leaves its input in build-fuzz/ and
+# makes this script fail.
+set -eu
+seconds=${1:-60}
+[ $# -gt 0 ] && shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$root/build-fuzz
+harnesses=${*:-"fuzz_frame fuzz_sequence"}
+mkdir -p "$out"
+cd "$out"
+flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+       -DTERN_USE_BUILTIN_MEM -I$root/include -I$root/src/core"
+for h in $harnesses; do
+    clang $flags "$root/tests/fuzz/$h.c" "$root/tests/fuzz/fuzz_env.c" \
+        "$root"/src/core/*.c "$root"/src/core/*/*.c -o "$out/$h"
+    corpus=$out/corpus-$h
+    if [ ! -d "$corpus" ]; then
+        mkdir -p "$corpus"
+        python3 "$root/tests/fuzz/make_corpus.py" "$out/seeds"
+        case $h in
+            fuzz_sequence) cp "$out"/seeds/seq_* "$corpus"/ ;;
+            *) cp "$out"/seeds/frame_* "$corpus"/ ;;
+        esac
+    fi
+    echo "fuzz: $h for ${seconds}s"
+    "$out/$h" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
+        -artifact_prefix="$out/$h-" "$corpus" 2>"$out/$h.log" || {
+        tail -40 "$out/$h.log" >&2
+        echo "fuzz: $h FAILED (log: $out/$h.log)" >&2
+        exit 1
+    }
+    grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/$h.log" |
+        sed "s/^/fuzz: $h: /"
+done

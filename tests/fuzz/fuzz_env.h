@@ -1,0 +1,23 @@
+/* fuzz_env.h - a stack instance for fuzzing: checksums not verified (so
+ * mutated frames reach deep code), a UDP port bound, a TCP listener on
+ * port 80 and one established connection (198.18.0.1:40000 -> :80) built
+ * by a scripted handshake. Everything it sends is released at once. */
+#ifndef TERN_FUZZ_ENV_H
+#define TERN_FUZZ_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tern.h"
+
+#define FZ_IP TERN_IP4(198, 18, 0, 2)
+#define FZ_PEER TERN_IP4(198, 18, 0, 1)
+
+/* A fresh instance (re-initialised in place on every call). */
+tern_stack *fz_reset(void);
+/* Feed one frame of len bytes at time now. */
+void fz_frame(tern_stack *st, const uint8_t *data, size_t len, uint64_t now);
+/* Buffers lent and not returned: must be 0 after tern_stack_fini. */
+long fz_outstanding(void);
+
+#endif

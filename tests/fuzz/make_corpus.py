@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Write the seed corpus for the fuzz harnesses: well-formed frames of every
+kind the stack parses (ARP, ICMP echo, UDP, TCP SYN/ACK/data/FIN/RST with
+options), addressed to the fuzzing instance (198.18.0.2, 02:00:00:00:00:02).
+Standard library only."""
+import os
+import struct
+import sys
+
+US_MAC = bytes([2, 0, 0, 0, 0, 2])
+PEER_MAC = bytes([2, 0, 0, 0, 0, 1])
+US = bytes([198, 18, 0, 2])
+PEER = bytes([198, 18, 0, 1])
+
+
+def csum(data):
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(data) // 2), data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
+def eth(payload, etype=0x0800):
+    return US_MAC + PEER_MAC + struct.pack("!H", etype) + payload
+
+
+def ip(proto, payload):
+    h = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), 1, 0x4000,
+                    64, proto, 0, PEER, US)
+    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+    return h + payload
+
+
+def l4(proto, seg):
+    pseudo = PEER + US + struct.pack("!BBH", 0, proto, len(seg))
+    c = csum(pseudo + seg)
+    off = 16 if proto == 6 else 6
+    return seg[:off] + struct.pack("!H", c) + seg[off + 2:]
+
+
+def tcp(flags, seq=1000, ack=0, opts=b"", data=b"", sport=40000, dport=80):
+    while len(opts) % 4:
+        opts += b"\x01"
+    hl = (20 + len(opts)) // 4
+    seg = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, hl << 4, flags,
+                      65535, 0, 0) + opts + data
+    return eth(ip(6, l4(6, seg)))
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    frames = {
+        "arp_request": eth(struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, 1,
+                                       PEER_MAC, PEER, b"\0" * 6, US), 0x0806),
+        "ping": eth(ip(1, (lambda m: m[:2] + struct.pack("!H", csum(m)) + m[4:])(
+            struct.pack("!BBHHH", 8, 0, 0, 1, 1) + b"abcdefgh"))),
+        "udp": eth(ip(17, l4(17, struct.pack("!HHHH", 5000, 53, 12, 0) + b"quer"))),
+        "tcp_syn_opts": tcp(0x02, opts=b"\x02\x04\x05\xb4\x04\x02\x08\x0a" +
+                            b"\0\0\0\1\0\0\0\0\x01\x03\x03\x07", sport=41000),
+        "tcp_ack": tcp(0x10, seq=1001, ack=1),
+        "tcp_data": tcp(0x18, seq=1001, ack=1, data=b"Echo this please"),
+        "tcp_sack": tcp(0x10, seq=1001, ack=1,
+                        opts=b"\x01\x01\x05\x0a\0\0\0\x10\0\0\0\x20"),
+        "tcp_fin": tcp(0x11, seq=1001, ack=1),
+        "tcp_rst": tcp(0x04, seq=1001),
+    }
+    for name, f in frames.items():
+        with open(os.path.join(out, "frame_" + name), "wb") as fh:
+            fh.write(f)
+        # the sequence harness: [step][len16][frame] records
+        with open(os.path.join(out, "seq_" + name), "wb") as fh:
+            fh.write(struct.pack("!BH", 1, len(f)) + f)
+            fh.write(struct.pack("!BH", 30, len(f)) + f)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "corpus")
