@@ -269,6 +269,15 @@ typedef struct tern_config {
     uint8_t cc;               /* enum tern_cc */
     uint32_t keepalive_ms;    /* idle before probes, 0 = off */
 
+    /* IPv4 reassembly: datagrams being reassembled at once (default 8;
+     * the oldest is evicted when a new one needs a slot), how long an
+     * incomplete one is kept (default 30 s), and whether to reassemble at
+     * all (when off, every fragment is dropped, counted in
+     * ip_drop_fragment). A reassembled datagram must fit in one buffer. */
+    uint32_t reasm_slots;
+    uint32_t reasm_timeout_ms;
+    bool no_reassembly;
+
     /* ICMP. */
     uint32_t icmp_rate_per_sec;  /* errors sent per second, default 100 */
 
@@ -477,6 +486,10 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
     X(ip_drop_not_ours) X(ip_drop_bad_src) X(ip_drop_options)              \
     X(ip_drop_fragment) X(ip_drop_proto) X(ip_drop_no_route)               \
     X(ip_drop_ttl)                                                          \
+    /* IPv4 reassembly */                                                   \
+    X(ip_frag_in) X(ip_reasm_ok) X(ip_drop_frag_bad) X(ip_drop_frag_overlap)\
+    X(ip_drop_frag_dup) X(ip_drop_frag_too_big) X(ip_frag_timeout)         \
+    X(ip_frag_evicted)                                                      \
     /* ICMP */                                                              \
     X(icmp_in) X(icmp_out) X(icmp_drop_short) X(icmp_drop_csum)            \
     X(icmp_echo_in) X(icmp_echo_reply_out) X(icmp_echo_reply_in)           \

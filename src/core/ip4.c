@@ -67,10 +67,6 @@ static uint64_t *ip4_check(tern_stack *st, const tern_buf *b)
         return &st->ctr.ip_drop_csum;
     if (hlen > IP4_HDR_LEN && !options_ok(h + IP4_HDR_LEN, hlen - IP4_HDR_LEN))
         return &st->ctr.ip_drop_options;
-    /* Reassembly is not implemented: fragments are refused, never parsed
-     * as if they were whole datagrams. */
-    if (rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK))
-        return &st->ctr.ip_drop_fragment;
     if (!src_ok(st, rd32(h + 12)))
         return &st->ctr.ip_drop_bad_src;
     return NULL;
@@ -86,8 +82,8 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
         return;
     }
     const uint8_t *h = b->data;
-    uint32_t hlen = (uint32_t)(h[0] & 0xf) * 4, total = rd16(h + 2);
     ip4_rx ip;
+    tern_memcpy(ip.src_mac, src_mac, 6);   /* before reassembly frees it */
     ip.src = rd32(h + 12);
     ip.dst = rd32(h + 16);
     ip.broadcast = ip.dst == 0xffffffffu || ip.dst == st->bcast;
@@ -96,14 +92,26 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
         tern_buf_release(st, b);
         return;
     }
+    b->len = rd16(h + 2);       /* drops Ethernet padding */
+    if (rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK)) {
+        if (st->cfg.no_reassembly) {
+            CTR(st, ip_drop_fragment);
+            tern_buf_release(st, b);
+            return;
+        }
+        b = ip4_reasm(st, b);
+        if (!b)
+            return;
+        h = b->data;
+    }
+    uint32_t hlen = (uint32_t)(h[0] & 0xf) * 4, total = b->len;
     ip.ip_hdr = h;
     ip.ip_hdr_len = (uint16_t)hlen;
     ip.proto = h[9];
     ip.tos = h[1];
     ip.ttl = h[8];
-    tern_memcpy(ip.src_mac, src_mac, 6);
     b->data += hlen;
-    b->len = total - hlen;      /* drops Ethernet padding */
+    b->len = total - hlen;
 
     switch (ip.proto) {
     case IP_PROTO_TCP:

@@ -34,6 +34,8 @@ static void fill_defaults(tern_config *c)
     DEF(syn_retries, 5);
     DEF(delack_ms, 40);
     DEF(icmp_rate_per_sec, 100);
+    DEF(reasm_slots, 8);
+    DEF(reasm_timeout_ms, 30000);
     DEF(rss_queues, 1);
 #undef DEF
 }
@@ -63,6 +65,7 @@ static void layout(tern_stack *st, const tern_config *cfg, carve *c)
         st->txq = txq;
     arp_mem(st, cfg, c);
     udp_mem(st, cfg, c);
+    reasm_mem(st, cfg, c);
     tcp_mem(st, cfg, c);
 }
 
@@ -104,6 +107,7 @@ void tern_stack_fini(tern_stack *st)
 {
     stack_flush(st);
     arp_fini(st);
+    reasm_fini(st);
     tcp_fini(st);
 }
 
@@ -125,6 +129,9 @@ uint64_t tern_poll(tern_stack *st, uint64_t now)
     st->now = now;
     uint64_t next = arp_poll(st, now);
     uint64_t t = tcp_poll(st, now);
+    if (t < next)
+        next = t;
+    t = reasm_poll(st, now);
     if (t < next)
         next = t;
     stack_flush(st);

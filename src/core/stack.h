@@ -31,6 +31,7 @@ typedef struct ip4_rx {
 } ip4_rx;
 
 struct arp_entry;
+struct reasm;
 struct arp_pending;
 struct tcp_layer;
 
@@ -61,6 +62,7 @@ struct tern_stack {
     uint64_t icmp_refill;
 
     uint16_t ip_id;
+    struct reasm *reasm;      /* cfg.reasm_slots (ip4_frag.c) */
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
 };
@@ -108,6 +110,13 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac);
  */
 int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
                uint8_t proto, uint8_t tos);
+/* Reassembly (ip4_frag.c). ip4_reasm takes one fragment (IP header at
+ * b->data, len trimmed to the IP total length) and returns the whole
+ * datagram in a new buffer once complete, else NULL; it always consumes b. */
+void reasm_mem(tern_stack *st, const tern_config *cfg, carve *c);
+tern_buf *ip4_reasm(tern_stack *st, tern_buf *b);
+uint64_t reasm_poll(tern_stack *st, uint64_t now);
+void reasm_fini(tern_stack *st);
 /* Pseudo-header partial sum for TCP/UDP checksums (not folded). */
 uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,
                         uint32_t l4_len);

@@ -72,7 +72,6 @@ static void e_total_big(uint8_t *f, size_t *n) { (void)n; f[16] = 0x05; th_fix_i
 static void e_total_small(uint8_t *f, size_t *n) { (void)n; f[16] = 0; f[17] = 10; th_fix_ip_csum(f); }
 static void e_csum(uint8_t *f, size_t *n) { (void)n; f[24] ^= 0x40; }
 static void e_frag_mf(uint8_t *f, size_t *n) { (void)n; f[20] = 0x20; th_fix_ip_csum(f); }
-static void e_frag_off(uint8_t *f, size_t *n) { (void)n; f[20] = 0x00; f[21] = 0x10; th_fix_ip_csum(f); }
 static void set_src(uint8_t *f, uint32_t ip)
 {
     f[26] = (uint8_t)(ip >> 24); f[27] = (uint8_t)(ip >> 16);
@@ -106,8 +105,7 @@ static void test_ip4_drops(void **state)
         {e_total_big, offsetof(tern_counters, ip_drop_total_len)},
         {e_total_small, offsetof(tern_counters, ip_drop_total_len)},
         {e_csum, offsetof(tern_counters, ip_drop_csum)},
-        {e_frag_mf, offsetof(tern_counters, ip_drop_fragment)},
-        {e_frag_off, offsetof(tern_counters, ip_drop_fragment)},
+        {e_frag_mf, offsetof(tern_counters, ip_drop_frag_bad)},
         {e_src_self, offsetof(tern_counters, ip_drop_bad_src)},
         {e_src_loop, offsetof(tern_counters, ip_drop_bad_src)},
         {e_src_bcast, offsetof(tern_counters, ip_drop_bad_src)},
