@@ -21,19 +21,100 @@
  * buffer is reused first. Not thread-safe: one pool per queue. */
 typedef struct tern_pool tern_pool;
 
-/* count buffers of buf_size bytes each (headroom included). NULL on ENOMEM. */
+/* count buffers of buf_size bytes each (headroom included). NULL on ENOMEM
+ * or when buf_size leaves no room after TERN_HEADROOM. */
 tern_pool *tern_pool_create(unsigned count, unsigned buf_size);
 void tern_pool_destroy(tern_pool *p);
-/* A buffer with refs 1, len 0, data = head + TERN_HEADROOM; NULL if empty. */
-tern_buf *tern_pool_alloc(tern_pool *p);
+/* A buffer with refs 1, len 0, data = head + TERN_HEADROOM; NULL if empty.
+ * (static inline below) */
+static inline tern_buf *tern_pool_alloc(tern_pool *p);
 /* Drop one reference of each buffer in the frame's frag chain; buffers
- * whose count reaches zero go back to the pool. */
-void tern_pool_release(tern_pool *p, tern_buf *frame);
+ * whose count reaches zero go back to the pool. (static inline below) */
+static inline void tern_pool_release(tern_pool *p, tern_buf *frame);
+/* Take back one buffer whose refs already fell to 0 (what
+ * tern_buf_ops.free does). (static inline below) */
+static inline void tern_pool_put(tern_pool *p, tern_buf *b);
 /* Ops for tern_config.buf_ops that allocate from / free to this pool. */
 tern_buf_ops tern_pool_ops(tern_pool *p);
 unsigned tern_pool_available(const tern_pool *p);
 unsigned tern_pool_count(const tern_pool *p);
 unsigned tern_pool_buf_size(const tern_pool *p);
+/* Whether b is one of this pool's buffers. */
+bool tern_pool_owns(const tern_pool *p, const tern_buf *b);
+
+/* The layout is here only so the hot calls inline to a few instructions;
+ * use the functions. Everything lives in one mapping made at create. */
+struct tern_pool {
+    tern_buf **free;      /* LIFO stack; free[top - 1] is the hottest */
+    unsigned top;         /* buffers in the pool */
+    unsigned count;
+    unsigned buf_size;
+    unsigned slot_size;   /* descriptor + buffer memory, cache aligned */
+    uint8_t *slots;       /* count slots */
+    size_t map_len;
+};
+
+/* refs of a buffer sitting in the pool: a release or free of it is caught. */
+#define TERN_POOL_FREE_REFS 0xFFFFu
+
+/* Misuse checks (double free, foreign buffer, use after free), on unless
+ * NDEBUG; they cost a compare or two. Failures abort with a message. */
+#ifndef TERN_POOL_CHECKS
+#ifdef NDEBUG
+#define TERN_POOL_CHECKS 0
+#else
+#define TERN_POOL_CHECKS 1
+#endif
+#endif
+
+_Noreturn void tern_pool_panic_(const tern_pool *p, const tern_buf *b,
+                                const char *what);
+
+static inline tern_buf *tern_pool_alloc(tern_pool *p)
+{
+    if (p->top == 0)
+        return NULL;
+    tern_buf *b = p->free[--p->top];
+    if (TERN_POOL_CHECKS && b->refs != TERN_POOL_FREE_REFS)
+        tern_pool_panic_(p, b, "free buffer was modified (use after free?)");
+    b->data = b->head + TERN_HEADROOM;
+    b->len = 0;
+    b->frag = NULL;
+    b->next = NULL;
+    b->refs = 1;
+    b->flags = 0;
+    b->tso_mss = 0;
+    b->l2_len = b->l3_len = b->l4_len = 0;
+    return b;
+}
+
+static inline void tern_pool_put(tern_pool *p, tern_buf *b)
+{
+    if (TERN_POOL_CHECKS) {
+        if ((uintptr_t)b - (uintptr_t)p->slots >=
+            (uintptr_t)p->count * p->slot_size)
+            tern_pool_panic_(p, b, "buffer is not from this pool");
+        if (b->refs != 0)
+            tern_pool_panic_(p, b, b->refs == TERN_POOL_FREE_REFS
+                                       ? "double free"
+                                       : "free of a referenced buffer");
+    }
+    b->refs = TERN_POOL_FREE_REFS;
+    p->free[p->top++] = b;
+}
+
+static inline void tern_pool_release(tern_pool *p, tern_buf *frame)
+{
+    while (frame) {
+        tern_buf *next = frame->frag;
+        if (TERN_POOL_CHECKS &&
+            (frame->refs == 0 || frame->refs == TERN_POOL_FREE_REFS))
+            tern_pool_panic_(p, frame, "double release");
+        if (--frame->refs == 0)
+            tern_pool_put(p, frame);
+        frame = next;
+    }
+}
 
 /* ---------------- devices ---------------- */
 

@@ -1,0 +1,559 @@
+/* mem.c - the in-memory link between two stacks, with a seeded fault
+ * injector (mem.h, docs/mem-driver.md).
+ *
+ * Each direction is a bounded FIFO ring of (frame, due time). Delivery order
+ * is ring order and due times never decrease along the ring, so rx is a scan
+ * from the head. Reordering holds one frame aside and puts it in the ring
+ * after the next frame. Unfaulted, untimed frames take the short path: pool
+ * alloc, memcpy, ring push; the PRNG is not touched. */
+#include "mem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem_offload.h"
+
+#define DEFAULT_POOL 4096u
+#define DEFAULT_BUF 2048u
+#define DEFAULT_QUEUE 1024u
+#define MIN_CAPACITY 256u          /* all headers fit in a first segment */
+#define WIRE_OVERHEAD 24u          /* FCS 4 + preamble 8 + inter-frame gap 12 */
+#define DEFAULT_HOLD_NS 1000000u
+#define TX_OFFLOAD_FLAGS \
+    (TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO)
+
+typedef struct ml_entry {
+    tern_buf *b;
+    uint64_t due;
+} ml_entry;
+
+/* Frames sent by one end towards the other. */
+typedef struct ml_dir {
+    ml_entry *ring;
+    uint32_t mask, head, tail, limit;
+    tern_pool *src, *dst;      /* sender's and receiver's pools */
+    uint32_t src_caps, dst_caps;
+    uint32_t capacity;         /* payload bytes of one receiver buffer */
+    bool faulty;               /* some probability > 0 */
+    bool timed;                /* delay or rate */
+    tern_memlink_faults f;
+    uint64_t thr_loss, thr_dup, thr_reorder, thr_corrupt; /* of 2^53 */
+    uint64_t rng;
+    uint64_t busy_until, rate_rem;  /* rate limiter: wire free at, carry */
+    tern_buf *held;            /* frame waiting to follow the next one */
+    uint64_t held_deadline;
+    tern_pcap *pcap;
+    bool own_pcap;
+    tern_memlink_stats st;
+} ml_dir;
+
+typedef struct ml_end {
+    tern_memlink *link;
+    int end;
+} ml_end;
+
+struct tern_memlink {
+    ml_dir dir[2];             /* dir[e]: frames sent by end e */
+    ml_end ends[2];
+    tern_pool *pool[2];
+    uint32_t caps[2];
+    uint64_t now;
+    bool verify;
+};
+
+/* ---- PRNG: splitmix64 seeding, xorshift64* stream ---- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static uint64_t rnd(ml_dir *d)
+{
+    d->rng ^= d->rng >> 12;
+    d->rng ^= d->rng << 25;
+    d->rng ^= d->rng >> 27;
+    return d->rng * 0x2545f4914f6cdd1dull;
+}
+
+/* true with probability thr / 2^53. */
+static bool chance(ml_dir *d, uint64_t thr)
+{
+    return thr && (rnd(d) >> 11) < thr;
+}
+
+static uint64_t threshold(double p)
+{
+    if (!(p > 0))
+        return 0;
+    if (p >= 1)
+        return 1ull << 53;
+    return (uint64_t)(p * 9007199254740992.0);
+}
+
+/* ---- configuration ---- */
+
+void tern_memlink_config_defaults(tern_memlink_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->pool_size = DEFAULT_POOL;
+    cfg->buf_size = DEFAULT_BUF;
+    cfg->queue_len = DEFAULT_QUEUE;
+}
+
+void tern_memlink_set_faults(tern_memlink *l, int from_end,
+                             const tern_memlink_faults *f)
+{
+    ml_dir *d = &l->dir[from_end & 1];
+    d->f = *f;
+    if (!d->f.reorder_hold_ns)
+        d->f.reorder_hold_ns = DEFAULT_HOLD_NS;
+    d->thr_loss = threshold(f->loss);
+    d->thr_dup = threshold(f->dup);
+    d->thr_reorder = threshold(f->reorder);
+    d->thr_corrupt = threshold(f->corrupt);
+    d->faulty = d->thr_loss || d->thr_dup || d->thr_reorder || d->thr_corrupt;
+    d->timed = f->delay_ns || f->rate_bps;
+}
+
+static bool fail(char *err, size_t errlen, const char *msg)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "memlink: %s", msg);
+    return false;
+}
+
+static bool check_config(const tern_memlink_config *c, char *err, size_t n)
+{
+    const tern_memlink_faults *f = &c->faults;
+    if (c->buf_size && c->buf_size < TERN_HEADROOM + MIN_CAPACITY)
+        return fail(err, n, "buf_size must be at least TERN_HEADROOM + 256");
+    if (c->queue_len > (1u << 30))
+        return fail(err, n, "queue_len too large");
+    if (!(f->loss >= 0 && f->loss <= 1) || !(f->dup >= 0 && f->dup <= 1) ||
+        !(f->reorder >= 0 && f->reorder <= 1) ||
+        !(f->corrupt >= 0 && f->corrupt <= 1))
+        return fail(err, n, "fault probabilities must be within 0..1");
+    return true;
+}
+
+tern_memlink *tern_memlink_create(const tern_memlink_config *cfg, char *err,
+                                  size_t errlen)
+{
+    if (!check_config(cfg, err, errlen))
+        return NULL;
+    unsigned pool_size = cfg->pool_size ? cfg->pool_size : DEFAULT_POOL;
+    unsigned buf_size = cfg->buf_size ? cfg->buf_size : DEFAULT_BUF;
+    unsigned qlen = cfg->queue_len ? cfg->queue_len : DEFAULT_QUEUE;
+    uint32_t ring = 1;
+    while (ring < qlen)
+        ring <<= 1;
+
+    tern_memlink *l = calloc(1, sizeof(*l));
+    if (!l) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    uint64_t seed = cfg->seed;
+    l->verify = cfg->verify_csum;
+    for (int e = 0; e < 2; e++) {
+        l->caps[e] = cfg->caps[e];
+        l->ends[e] = (ml_end){l, e};
+        l->pool[e] = tern_pool_create(pool_size, buf_size);
+        l->dir[e].ring = calloc(ring, sizeof(ml_entry));
+        if (!l->pool[e] || !l->dir[e].ring) {
+            fail(err, errlen, "out of memory for pools or rings");
+            tern_memlink_destroy(l);
+            return NULL;
+        }
+    }
+    for (int e = 0; e < 2; e++) {
+        ml_dir *d = &l->dir[e];
+        d->mask = ring - 1;
+        d->limit = qlen;
+        d->src = l->pool[e];
+        d->dst = l->pool[!e];
+        d->src_caps = l->caps[e];
+        d->dst_caps = l->caps[!e];
+        d->capacity = buf_size - TERN_HEADROOM;
+        /* One stream per direction: traffic one way does not shift the
+         * faults of the other. xorshift must not start at 0. */
+        uint64_t s = seed ^ (e ? 0x5ca1ab1e0ddba11ull : 0);
+        d->rng = splitmix64(&s) | 1;
+        tern_memlink_set_faults(l, e, &cfg->faults);
+    }
+    return l;
+}
+
+void tern_memlink_destroy(tern_memlink *l)
+{
+    if (!l)
+        return;
+    for (int e = 0; e < 2; e++) {
+        ml_dir *d = &l->dir[e];
+        if (d->own_pcap)
+            tern_pcap_close(d->pcap);
+        free(d->ring);
+        tern_pool_destroy(l->pool[e]);  /* frames in flight go with it */
+    }
+    free(l);
+}
+
+/* ---- accessors ---- */
+
+tern_pool *tern_memlink_pool(tern_memlink *l, int end) { return l->pool[end & 1]; }
+tern_buf_ops tern_memlink_buf_ops(tern_memlink *l, int end)
+{
+    return tern_pool_ops(l->pool[end & 1]);
+}
+uint32_t tern_memlink_caps(const tern_memlink *l, int end) { return l->caps[end & 1]; }
+void *tern_memlink_tx_ctx(tern_memlink *l, int end) { return &l->ends[end & 1]; }
+const tern_memlink_stats *tern_memlink_get_stats(const tern_memlink *l, int from_end)
+{
+    return &l->dir[from_end & 1].st;
+}
+
+void tern_memlink_set_time(tern_memlink *l, uint64_t now_ns)
+{
+    if (now_ns > l->now)
+        l->now = now_ns;
+}
+
+void tern_memlink_attach_pcap(tern_memlink *l, int end, tern_pcap *pc)
+{
+    ml_dir *d = &l->dir[end & 1];
+    if (d->own_pcap)
+        tern_pcap_close(d->pcap);
+    d->pcap = pc;
+    d->own_pcap = false;
+}
+
+int tern_memlink_set_pcap(tern_memlink *l, int end, const char *path,
+                          char *err, size_t errlen)
+{
+    tern_pcap *pc = NULL;
+    if (path && !(pc = tern_pcap_open(path, err, errlen)))
+        return -1;
+    tern_memlink_attach_pcap(l, end, pc);
+    l->dir[end & 1].own_pcap = pc != NULL;
+    return 0;
+}
+
+/* ---- the wire ---- */
+
+/* When a frame of len bytes pushed now arrives. */
+static uint64_t due_time(tern_memlink *l, ml_dir *d, uint32_t len)
+{
+    uint64_t t = l->now;
+    if (d->f.rate_bps) {
+        uint64_t bits = (uint64_t)(len + WIRE_OVERHEAD) * 8 * 1000000000ull +
+                        d->rate_rem;
+        if (d->busy_until > t)
+            t = d->busy_until;
+        t += bits / d->f.rate_bps;
+        d->rate_rem = bits % d->f.rate_bps;
+        d->busy_until = t;
+    }
+    return t + d->f.delay_ns;
+}
+
+/* Append a frame to the ring (its place in delivery order). */
+static void push(tern_memlink *l, ml_dir *d, tern_buf *b)
+{
+    if (d->tail - d->head >= d->limit) {
+        d->st.queue_drops++;
+        tern_pool_release(d->dst, b);
+        return;
+    }
+    uint64_t due = 0;  /* untimed: deliverable whatever `now` rx gets */
+    if (d->timed)
+        due = due_time(l, d, b->frag ? ml_frame_len(b) : b->len);
+    d->ring[d->tail++ & d->mask] = (ml_entry){b, due};
+    if (d->pcap)
+        tern_pcap_write(d->pcap, b, due > l->now ? due : l->now);
+}
+
+static void release_held(tern_memlink *l, ml_dir *d)
+{
+    tern_buf *h = d->held;
+    d->held = NULL;
+    push(l, d, h);
+}
+
+/* A fresh receiver frame of len bytes (a chain if it needs several buffers
+ * and the receiver takes them), or NULL counted as a drop. */
+static tern_buf *rx_frame(ml_dir *d, uint32_t len)
+{
+    if (len > d->capacity && !(d->dst_caps & TERN_CAP_SG)) {
+        d->st.oversize_drops++;
+        return NULL;
+    }
+    tern_buf *first = NULL, **link = &first;
+    do {
+        tern_buf *b = tern_pool_alloc(d->dst);
+        if (!b) {
+            d->st.pool_drops++;
+            if (first)
+                tern_pool_release(d->dst, first);
+            return NULL;
+        }
+        b->len = len < d->capacity ? len : d->capacity;
+        len -= b->len;
+        *link = b;
+        link = &b->frag;
+    } while (len);
+    return first;
+}
+
+static tern_buf *copy_frame(ml_dir *d, const tern_buf *src)
+{
+    uint32_t len = ml_frame_len(src);
+    tern_buf *b = rx_frame(d, len);
+    if (b) {
+        ml_chain_copy(b, 0, src, 0, len);
+        b->flags = src->flags & (TERN_BUF_RX_LRO);
+        b->tso_mss = src->tso_mss;
+    }
+    return b;
+}
+
+/* Flip one random bit of one random byte past the Ethernet header. */
+static void corrupt(ml_dir *d, tern_buf *b)
+{
+    uint32_t len = ml_frame_len(b), skip = len > 14 ? 14 : 0;
+    if (len == 0)
+        return;
+    uint64_t r = rnd(d);
+    uint32_t pos = skip + (uint32_t)((r >> 3) % (len - skip));
+    for (; pos >= b->len; b = b->frag)
+        pos -= b->len;
+    b->data[pos] ^= (uint8_t)(1u << (r & 7));
+    d->st.corrupted++;
+}
+
+/* One copy of a frame after the loss/dup decisions: corruption, receive
+ * flags, then in the ring now or held behind the next frame. */
+static void deliver_copy(tern_memlink *l, ml_dir *d, tern_buf *b, bool suspect)
+{
+    if (chance(d, d->thr_corrupt)) {
+        corrupt(d, b);
+        suspect = true;
+    }
+    if (d->dst_caps & (TERN_CAP_RX_IP_CSUM | TERN_CAP_RX_L4_CSUM))
+        b->flags |= ml_rx_flags(b, d->dst_caps, suspect || l->verify);
+    if (chance(d, d->thr_reorder) && !d->held) {
+        d->held = b;
+        d->held_deadline = l->now + d->f.reorder_hold_ns;
+        return;
+    }
+    push(l, d, b);
+    if (d->held) {  /* b overtook the held frame */
+        d->st.reordered++;
+        release_held(l, d);
+    }
+}
+
+/* A frame enters the wire (after offloads). suspect: its checksums are not
+ * known to be right (offload error), so RX flags must really verify. */
+static void wire_out(tern_memlink *l, ml_dir *d, tern_buf *b, bool suspect)
+{
+    d->st.wire++;
+    if (!d->faulty && !d->held) {
+        if (d->dst_caps & (TERN_CAP_RX_IP_CSUM | TERN_CAP_RX_L4_CSUM))
+            b->flags |= ml_rx_flags(b, d->dst_caps, suspect || l->verify);
+        push(l, d, b);
+        return;
+    }
+    if (d->held && l->now >= d->held_deadline)
+        release_held(l, d);
+    if (chance(d, d->thr_loss)) {
+        d->st.lost++;
+        tern_pool_release(d->dst, b);
+        return;
+    }
+    tern_buf *twin = NULL;
+    if (chance(d, d->thr_dup)) {
+        d->st.duplicated++;
+        twin = copy_frame(d, b);  /* before b can be corrupted */
+    }
+    deliver_copy(l, d, b, suspect);
+    if (twin)
+        deliver_copy(l, d, twin, suspect);
+}
+
+/* Cut a TSO frame into segments, or pass it whole as LRO when the receiver
+ * takes that. false when the frame's headers do not allow TSO. */
+static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
+{
+    ml_tso t;
+    if (!f->tso_mss || !ml_tso_parse(f, &t))
+        return false;
+    d->st.tso_frames++;
+    uint32_t total = t.hdr + t.payload;
+    if ((d->dst_caps & TERN_CAP_LRO) && total - t.l2 <= 0xffff &&
+        (total <= d->capacity || (d->dst_caps & TERN_CAP_SG))) {
+        tern_buf *b = rx_frame(d, total);
+        if (b) {
+            ml_chain_copy(b, t.hdr, f, t.hdr, t.payload);
+            ml_tso_headers(b, &t, 0, 0, t.payload);
+            b->flags = TERN_BUF_RX_LRO;
+            b->tso_mss = f->tso_mss;
+            d->st.lro_frames++;
+            wire_out(l, d, b, false);
+        }
+        return true;
+    }
+    uint32_t off = 0, idx = 0;
+    do {
+        uint32_t n = t.payload - off < f->tso_mss ? t.payload - off : f->tso_mss;
+        tern_buf *b = rx_frame(d, t.hdr + n);
+        if (b) {
+            ml_chain_copy(b, t.hdr, f, t.hdr + off, n);
+            ml_tso_headers(b, &t, idx, off, n);
+            d->st.tso_segments++;
+            wire_out(l, d, b, false);
+        }
+        off += n;
+        idx++;
+    } while (off < t.payload);
+    return true;
+}
+
+/* Frames with chains or offload flags. */
+static void tx_slow(tern_memlink *l, ml_dir *d, tern_buf *f)
+{
+    uint16_t want = f->flags & TX_OFFLOAD_FLAGS;
+    uint32_t have = (d->src_caps & TERN_CAP_TX_IP_CSUM ? TERN_BUF_TX_IP_CSUM : 0) |
+                    (d->src_caps & TERN_CAP_TX_L4_CSUM ? TERN_BUF_TX_L4_CSUM : 0) |
+                    (d->src_caps & TERN_CAP_TSO ? TERN_BUF_TX_TSO : 0);
+    bool suspect = false;
+    if (want & ~have) {  /* a real NIC would send the bytes as they are */
+        d->st.offload_errors++;
+        suspect = true;
+        want &= have;
+    }
+    if ((want & TERN_BUF_TX_TSO) && tx_tso(l, d, f))
+        return;
+    if (want & TERN_BUF_TX_TSO) {
+        d->st.offload_errors++;
+        suspect = true;
+    }
+    tern_buf *b = copy_frame(d, f);
+    if (!b)
+        return;
+    b->flags = 0;
+    b->tso_mss = 0;
+    want &= TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_L4_CSUM;
+    if (want) {
+        if (ml_tx_csum(b, f, want)) {
+            d->st.csum_filled++;
+        } else {
+            d->st.offload_errors++;
+            suspect = true;
+        }
+    }
+    wire_out(l, d, b, suspect);
+}
+
+/* The common case, kept tight: nothing to inject, time or capture, and a
+ * flat frame without offload flags. Returns frames it did not take. */
+static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
+{
+    unsigned i = 0;
+    uint64_t bytes = 0;
+    for (; i < n; i++) {
+        tern_buf *f = frames[i];
+        if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || f->len > d->capacity ||
+            d->tail - d->head >= d->limit)
+            break;
+        tern_buf *b = tern_pool_alloc(d->dst);
+        if (!b)
+            break;
+        memcpy(b->data, f->data, f->len);
+        b->len = f->len;
+        bytes += f->len;
+        d->ring[d->tail++ & d->mask] = (ml_entry){b, 0};
+        tern_pool_release(d->src, f);
+    }
+    d->st.sent += i;
+    d->st.wire += i;
+    d->st.sent_bytes += bytes;
+    return i;
+}
+
+static bool plain(const ml_dir *d)
+{
+    return !d->faulty && !d->timed && !d->held && !d->pcap &&
+           !(d->dst_caps & (TERN_CAP_RX_IP_CSUM | TERN_CAP_RX_L4_CSUM));
+}
+
+void tern_memlink_tx(void *ctx, tern_buf **frames, unsigned n)
+{
+    ml_end *e = ctx;
+    tern_memlink *l = e->link;
+    ml_dir *d = &l->dir[e->end];
+    unsigned i = plain(d) ? tx_plain(d, frames, n) : 0;
+    for (; i < n; i++) {
+        tern_buf *f = frames[i];
+        d->st.sent++;
+        if (!f->frag && !(f->flags & TX_OFFLOAD_FLAGS) && f->len <= d->capacity) {
+            d->st.sent_bytes += f->len;
+            tern_buf *b = tern_pool_alloc(d->dst);
+            if (b) {
+                memcpy(b->data, f->data, f->len);
+                b->len = f->len;
+                wire_out(l, d, b, false);
+            } else {
+                d->st.pool_drops++;
+            }
+        } else {
+            d->st.sent_bytes += ml_frame_len(f);
+            tx_slow(l, d, f);
+        }
+        tern_pool_release(d->src, f);
+    }
+}
+
+unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
+                         unsigned max, uint64_t now_ns)
+{
+    ml_dir *d = &l->dir[!(end & 1)];
+    if (now_ns > l->now)
+        l->now = now_ns;
+    if (d->held && l->now >= d->held_deadline)
+        release_held(l, d);
+    unsigned n = 0;
+    uint64_t bytes = 0;
+    while (n < max && d->head != d->tail) {
+        ml_entry *x = &d->ring[d->head & d->mask];
+        if (x->due > now_ns)
+            break;
+        frames[n++] = x->b;
+        bytes += x->b->frag ? ml_frame_len(x->b) : x->b->len;
+        d->head++;
+    }
+    d->st.delivered += n;
+    d->st.delivered_bytes += bytes;
+    return n;
+}
+
+uint64_t tern_memlink_next_event(const tern_memlink *l, int end)
+{
+    const ml_dir *d = &l->dir[!(end & 1)];
+    uint64_t t = UINT64_MAX;
+    if (d->head != d->tail)
+        t = d->ring[d->head & d->mask].due;
+    if (d->held && d->held_deadline < t)
+        t = d->held_deadline;
+    return t;
+}
+
+unsigned tern_memlink_pending(const tern_memlink *l, int end)
+{
+    const ml_dir *d = &l->dir[!(end & 1)];
+    return d->tail - d->head + (d->held != NULL);
+}

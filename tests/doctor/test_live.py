@@ -1,0 +1,42 @@
+"""A real run on this machine (--root /): exit 0 or 1, never a traceback, valid JSON.
+
+Read-only: it never passes --apply.  Works on hosts without a NIC, cpufreq or
+cpuidle (such checks say "unknown")."""
+import json
+import unittest
+
+from helpers import internal_errors, run_tern
+
+from doctor import schema_check
+
+
+class LiveHost(unittest.TestCase):
+    def check_run(self, *args):
+        rc, out, err = run_tern("doctor", "--root", "/", "--json", *args)
+        self.assertIn(rc, (0, 1), err)
+        self.assertNotIn("Traceback", err)
+        doc = json.loads(out)
+        self.assertEqual(schema_check.validate(doc), [])
+        self.assertEqual(internal_errors(doc), [])
+        self.assertEqual(doc["summary"]["exit_code"], rc)
+        return doc
+
+    def test_json_run(self):
+        doc = self.check_run()
+        self.assertEqual(doc["root"], "/")
+        self.assertGreater(doc["host"]["ncpus"], 0)
+
+    def test_during_run(self):
+        doc = self.check_run("--during", "true", "--profile", "throughput")
+        self.assertEqual(doc["during"]["exit_code"], 0)
+        self.assertTrue([f for f in doc["findings"] if f["id"] == "during.softnet"])
+
+    def test_table_run(self):
+        rc, out, err = run_tern("doctor")
+        self.assertIn(rc, (0, 1), err)
+        self.assertNotIn("Traceback", err)
+        self.assertIn("summary:", out.splitlines()[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()

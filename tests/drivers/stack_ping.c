@@ -1,0 +1,139 @@
+/* stack_ping.c - a real tern stack on a Linux driver answers the kernel's
+ * ping.
+ *
+ *     stack_ping DRIVER [COUNT [PING_OPTIONS]]
+ *
+ * Run inside the tern-side namespace of tools/netns.sh hosts (see
+ * run_netns_test.sh). Opens DRIVER on IF_T, runs one stack instance as
+ * IP_T/24 with the device's MAC, and has the kernel side run
+ * `ping -c COUNT IP_T` (default 3, one every 0.2 s unless PING_OPTIONS says
+ * otherwise, e.g. "-f -s 1400" floods): ARP and ICMP are answered by tern. Exits
+ * 0 when ping succeeded and the stack counted the echoes, 77 when the driver
+ * is not built or we are not root, 1 otherwise. Bounded: 20 s at most. */
+#include <fcntl.h>
+#include <inttypes.h>
+
+#include "drvtest.h"
+#include "tern.h"
+
+static void dev_tx(void *ctx, tern_buf **frames, unsigned n)
+{
+    tern_dev *d = ctx;
+    d->drv->tx_burst(d, 0, frames, n);
+}
+
+static void on_log(void *ctx, int level, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "tern[%d]: %s\n", level, msg);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s afpacket|tap|afxdp [COUNT]\n", argv[0]);
+        return 2;
+    }
+    const tern_driver *drv = dt_driver(argv[1]);
+    if (!drv) {
+        printf("SKIP: driver %s not built here\n", argv[1]);
+        return DT_SKIP;
+    }
+    if (geteuid() != 0) {
+        printf("SKIP: needs root\n");
+        return DT_SKIP;
+    }
+    int count = argc > 2 ? atoi(argv[2]) : 3;
+    if (count < 1 || count > 100000)
+        count = 3;
+    const char *popts = argc > 3 ? argv[3] : "-i 0.2";
+    dt_hosts h;
+    if (!dt_hosts_load(&h))
+        return 2;
+
+    char err[256] = "";
+    tern_dev_args a = {.iface = h.if_t, .queues = 1,
+                       .extra = getenv("TERN_DRV_EXTRA")};
+    tern_dev *d = drv->open(&a, err, sizeof(err));
+    if (!d) {
+        fprintf(stderr, "stack_ping: open %s: %s\n", argv[1], err);
+        return 1;
+    }
+
+    tern_config cfg;
+    tern_config_defaults(&cfg);
+    memcpy(cfg.mac, d->mac, 6);
+    cfg.ip = h.ip_t;
+    cfg.prefix_len = 24;
+    cfg.mtu = d->mtu;
+    cfg.caps = d->caps;
+    cfg.buf_ops = tern_dev_buf_ops(d, 0);
+    cfg.tx = dev_tx;
+    cfg.tx_ctx = d;
+    cfg.log = on_log;
+    cfg.log_level = 1;
+    int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (rfd >= 0) {
+        if (read(rfd, cfg.secret, sizeof(cfg.secret)) < 0)
+            cfg.secret[0] = 1;
+        close(rfd);
+    }
+    size_t size = tern_stack_size(&cfg);
+    void *mem = aligned_alloc(TERN_STACK_ALIGN,
+                              (size + TERN_STACK_ALIGN - 1) /
+                                  TERN_STACK_ALIGN * TERN_STACK_ALIGN);
+    int serr = 0;
+    tern_stack *st = mem ? tern_stack_init(mem, size, &cfg, &serr) : NULL;
+    if (!st) {
+        fprintf(stderr, "stack_ping: tern_stack_init failed (%d)\n", serr);
+        d->drv->close(d);
+        return 1;
+    }
+
+    char ip_t[16];
+    dt_fmt_ip(h.ip_t, ip_t);
+    pid_t ping = dt_spawn("exec ip netns exec %s ping -n -q -c %d %s -W 2 "
+                          "-w 15 %s",
+                          h.ns_k, count, popts, ip_t);
+    if (ping <= 0) {
+        fprintf(stderr, "stack_ping: cannot start ping\n");
+        d->drv->close(d);
+        return 1;
+    }
+    int fd = d->drv->wait_fd(d, 0);
+    uint64_t end = dt_now_ns() + 20ull * TERN_NS_PER_SEC;
+    int ping_rc = -2;
+    tern_buf *frames[32];
+    while (ping_rc == -2 && dt_now_ns() < end) {
+        uint64_t now = dt_now_ns();
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        if (n)
+            tern_input(st, frames, n, now);
+        uint64_t next = tern_poll(st, now);
+        if (!n) {
+            int ms = 10;
+            if (next != TERN_NEVER && next > now && (next - now) / 1000000 < 10)
+                ms = (int)((next - now) / 1000000);
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, fd >= 0 ? 1 : 0, ms);
+        }
+        ping_rc = dt_reap(ping, false);
+    }
+    if (ping_rc == -2) {
+        fprintf(stderr, "stack_ping: ping did not finish in time\n");
+        dt_kill(ping);
+    }
+    const tern_counters *c = tern_get_counters(st);
+    printf("stack_ping %s: ping exit %d; arp_request_in %" PRIu64
+           " arp_reply_out %" PRIu64 " icmp_echo_in %" PRIu64
+           " icmp_echo_reply_out %" PRIu64 "; driver rx %" PRIu64
+           " tx %" PRIu64 " tx_drops %" PRIu64 "\n",
+           argv[1], ping_rc, c->arp_request_in, c->arp_reply_out,
+           c->icmp_echo_in, c->icmp_echo_reply_out, d->rx_frames,
+           d->tx_frames, d->tx_drops);
+    bool ok = ping_rc == 0 && c->icmp_echo_reply_out >= (uint64_t)count &&
+              c->arp_reply_out >= 1;
+    d->drv->close(d);
+    free(mem);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,405 @@
+/* test_drivers.c - behaviour tests of one Linux driver (argv[1]: afpacket,
+ * tap or afxdp) against the Linux kernel on the test hosts of
+ * tools/netns.sh: run as
+ *     tools/netns.sh run [--tap] --queues 2 -- \
+ *         sh -c 'exec ip netns exec "$NS_T" test_drivers afpacket'
+ * (tests/drivers/run_netns_test.sh does that). Every frame is built and
+ * checked by hand here: no stack is involved.
+ *
+ *   open_info      MAC/MTU from the interface, honest capabilities
+ *   open_errors    a clear one-line error for a missing interface
+ *   rx_arp         the kernel side pings us: its ARP request arrives
+ *   tx_arp_reply   our hand-built ARP reply lands in the kernel's neighbours
+ *   icmp_echo      our echo request to the kernel side is answered
+ *   partial_csum   afpacket completes a checksum the kernel left partial
+ *   two_queues     two queues (fanout / multi-queue tap / two XSKs) work;
+ *                  needs hosts made with --queues 2 (skipped otherwise)
+ *
+ * AF_XDP binds queue i of the device to rx queue i of the interface, so its
+ * one-queue tests run on one-queue hosts (on a two-queue veth the kernel's
+ * frames may arrive on rx queue 1, which a one-queue device never sees).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "drvtest.h"
+
+static const char *drv_name;
+static const tern_driver *drv;
+static dt_hosts hosts;
+static unsigned env_queues = 1;
+
+typedef struct fixture {
+    tern_dev *d;
+    pid_t ping;
+} fixture;
+
+static tern_dev *open_dev(unsigned queues, char *err, size_t errlen)
+{
+    tern_dev_args a = {
+        .iface = hosts.if_t,
+        .queues = queues,
+        .ring_size = 512,
+        .pool_size = 2048,
+        .extra = getenv("TERN_DRV_EXTRA"),
+    };
+    return drv->open(&a, err, errlen);
+}
+
+static int setup(void **state)
+{
+    fixture *fx = calloc(1, sizeof(*fx));
+    char err[256] = "";
+    fx->d = open_dev(1, err, sizeof(err));
+    if (!fx->d) {
+        fprintf(stderr, "open %s on %s: %s\n", drv_name, hosts.if_t, err);
+        free(fx);
+        return -1;
+    }
+    /* No neighbour entry for us left from an earlier test. */
+    dt_sh("ip -n %s neigh del %s dev %s >/dev/null 2>&1", hosts.ns_k,
+          getenv("IP_T"), hosts.if_k);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *fx = *state;
+    if (!fx)
+        return 0;
+    dt_kill(fx->ping);
+    if (fx->d)
+        fx->d->drv->close(fx->d);
+    dt_sh("ip -n %s neigh del %s dev %s >/dev/null 2>&1", hosts.ns_k,
+          getenv("IP_T"), hosts.if_k);
+    free(fx);
+    return 0;
+}
+
+static void start_ping(fixture *fx)
+{
+    fx->ping = dt_spawn("exec ip netns exec %s ping -n -q -c 40 -i 0.2 -W 1 "
+                        "%s >/dev/null 2>&1", hosts.ns_k, getenv("IP_T"));
+    assert_true(fx->ping > 0);
+}
+
+static bool is_arp_request_for_us(const tern_buf *b)
+{
+    const uint8_t *f = b->data;
+    if (b->len < 42 || get16(f + 12) != 0x0806)
+        return false;
+    const uint8_t *a = f + 14;
+    return get16(a) == 1 && get16(a + 2) == 0x0800 && a[4] == 6 && a[5] == 4 &&
+           get16(a + 6) == 1 && memcmp(a + 8, hosts.mac_k, 6) == 0 &&
+           get32(a + 14) == hosts.ip_k && get32(a + 24) == hosts.ip_t;
+}
+
+/* Receive on every queue until an ARP request for IP_T arrives or the
+ * deadline passes. Returns the queue it came on, or -1. */
+static int wait_arp_request(tern_dev *d, unsigned timeout_ms)
+{
+    uint64_t end = dt_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    tern_buf *frames[32];
+    while (dt_now_ns() < end) {
+        for (unsigned q = 0; q < d->queues; q++) {
+            unsigned n = d->drv->rx_burst(d, q, frames, 32);
+            int found = -1;
+            for (unsigned i = 0; i < n; i++) {
+                if (found < 0 && is_arp_request_for_us(frames[i]))
+                    found = (int)q;
+                tern_pool_release(d->pools[q], frames[i]);
+            }
+            if (found >= 0)
+                return found;
+        }
+        dt_wait(d, 0, d->queues > 1 ? 20 : 100);
+    }
+    return -1;
+}
+
+static void send_arp_reply(tern_dev *d, unsigned q)
+{
+    uint8_t f[64];
+    size_t len = dt_arp(f, 2, hosts.mac_k, d->mac, hosts.ip_t, hosts.mac_k,
+                        hosts.ip_k);
+    assert_true(dt_send(d, q, f, len));
+}
+
+/* Poll the kernel's neighbour table until IP_T maps to mac (bounded). */
+static bool kernel_knows_mac(const uint8_t mac[6], unsigned timeout_ms)
+{
+    char want[18], out[512];
+    dt_fmt_mac(mac, want);
+    uint64_t end = dt_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    do {
+        dt_sh_out(out, sizeof(out), "ip -n %s neigh show %s dev %s",
+                  hosts.ns_k, getenv("IP_T"), hosts.if_k);
+        if (strstr(out, want) && !strstr(out, "FAILED") &&
+            !strstr(out, "INCOMPLETE"))
+            return true;
+        usleep(50 * 1000);
+    } while (dt_now_ns() < end);
+    fprintf(stderr, "kernel neighbour entry: '%s' (want lladdr %s)\n", out,
+            want);
+    return false;
+}
+
+/* ---- tests ---- */
+
+static void open_info(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    assert_ptr_equal(d->drv, drv);
+    assert_int_equal(d->queues, 1);
+    assert_non_null(d->pools);
+    assert_non_null(d->pools[0]);
+    const char *mtu = getenv("MTU");
+    assert_int_equal(d->mtu, mtu ? atoi(mtu) : 1500);
+    /* None of these drivers verifies or fills checksums, or segments. */
+    assert_int_equal(d->caps, 0);
+    static const uint8_t zero[6];
+    assert_memory_not_equal(d->mac, zero, 6);
+    assert_false(d->mac[0] & 1);
+    uint8_t mac_t[6];
+    if (!strcmp(hosts.mode, "tap")) {
+        /* The tap's own MAC is the kernel's; tern has another. */
+        assert_memory_not_equal(d->mac, hosts.mac_k, 6);
+    } else {
+        assert_true(dt_parse_mac(getenv("MAC_T"), mac_t));
+        assert_memory_equal(d->mac, mac_t, 6);
+    }
+    assert_true(d->drv->wait_fd(d, 0) >= 0);
+}
+
+static void open_errors(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    tern_dev_args a = {.iface = "tern-nx0", .queues = 1};
+    tern_dev *d;
+    if (strcmp(drv_name, "tap") != 0) {
+        d = drv->open(&a, err, sizeof(err));
+        assert_null(d);
+        assert_non_null(strstr(err, "no such interface"));
+        assert_null(strchr(err, '\n'));
+    }
+    a.iface = "a-name-far-too-long-for-linux";
+    err[0] = '\0';
+    d = drv->open(&a, err, sizeof(err));
+    assert_null(d);
+    assert_true(strlen(err) > 0);
+    a.iface = NULL;
+    err[0] = '\0';
+    assert_null(drv->open(&a, err, sizeof(err)));
+    assert_true(strlen(err) > 0);
+}
+
+static void rx_arp(void **state)
+{
+    fixture *fx = *state;
+    start_ping(fx);
+    assert_int_equal(wait_arp_request(fx->d, 5000), 0);
+    assert_true(fx->d->rx_frames > 0);
+}
+
+static void tx_arp_reply(void **state)
+{
+    fixture *fx = *state;
+    start_ping(fx);
+    assert_int_equal(wait_arp_request(fx->d, 5000), 0);
+    send_arp_reply(fx->d, 0);
+    assert_true(kernel_knows_mac(fx->d->mac, 3000));
+    assert_true(fx->d->tx_frames >= 1);
+}
+
+static bool is_echo_reply(const tern_dev *d, const tern_buf *b, uint16_t id,
+                          uint16_t seq, const uint8_t *data, size_t dlen)
+{
+    const uint8_t *f = b->data;
+    if (b->len < 14 + 20 + 8 + dlen || get16(f + 12) != 0x0800)
+        return false;
+    if (memcmp(f, d->mac, 6) != 0)
+        return false;
+    const uint8_t *ip = f + 14;
+    size_t ihl = (size_t)(ip[0] & 15) * 4;
+    if ((ip[0] >> 4) != 4 || ip[9] != 1 || get32(ip + 12) != hosts.ip_k ||
+        get32(ip + 16) != hosts.ip_t)
+        return false;
+    size_t tot = get16(ip + 2);
+    const uint8_t *ic = ip + ihl;
+    if (ic[0] != 0 || get16(ic + 4) != id || get16(ic + 6) != seq)
+        return false;
+    /* A complete frame with valid checksums, as a user-space stack needs. */
+    assert_int_equal(dt_csum(ip, ihl), 0);
+    assert_int_equal(dt_csum(ic, tot - ihl), 0);
+    assert_int_equal(tot - ihl - 8, dlen);
+    assert_memory_equal(ic + 8, data, dlen);
+    return true;
+}
+
+static void icmp_echo(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    char mac[18];
+    dt_fmt_mac(d->mac, mac);
+    /* The kernel must know where 198.18.0.2 is to answer. */
+    assert_int_equal(dt_sh("ip -n %s neigh replace %s lladdr %s dev %s "
+                           "nud permanent",
+                           hosts.ns_k, getenv("IP_T"), mac, hosts.if_k),
+                     0);
+    uint8_t payload[56], f[128];
+    for (size_t i = 0; i < sizeof(payload); i++)
+        payload[i] = (uint8_t)(i * 7 + 1);
+    const uint16_t id = 0x7e57;
+    uint16_t seq = 0;
+    bool got = false;
+    uint64_t end = dt_now_ns() + 5000ull * 1000000ull, next_send = 0;
+    tern_buf *frames[32];
+    while (!got && dt_now_ns() < end) {
+        if (dt_now_ns() >= next_send) {
+            seq++;
+            size_t len = dt_icmp_echo(f, 8, hosts.mac_k, d->mac, hosts.ip_t,
+                                      hosts.ip_k, id, seq, payload,
+                                      sizeof(payload));
+            assert_true(dt_send(d, 0, f, len));
+            next_send = dt_now_ns() + 500ull * 1000000ull;
+        }
+        dt_wait(d, 0, 50);
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            /* Any reply of ours counts (an earlier seq may come late). */
+            for (uint16_t s = 1; s <= seq && !got; s++)
+                got = is_echo_reply(d, frames[i], id, s, payload,
+                                    sizeof(payload));
+            tern_pool_release(d->pools[0], frames[i]);
+        }
+    }
+    assert_true(got);
+}
+
+/* afpacket: with tx checksum offload on at the kernel side, a UDP datagram
+ * the kernel sends leaves with a partial checksum; the driver completes it. */
+static void partial_csum(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    if (strcmp(drv_name, "afpacket") != 0 || strcmp(hosts.mode, "veth")) {
+        skip();
+        return;
+    }
+    char mac[18];
+    dt_fmt_mac(d->mac, mac);
+    assert_int_equal(dt_sh("ip -n %s neigh replace %s lladdr %s dev %s "
+                           "nud permanent", hosts.ns_k, getenv("IP_T"), mac,
+                           hosts.if_k), 0);
+    if (dt_sh("ip netns exec %s ethtool -K %s tx on >/dev/null 2>&1",
+              hosts.ns_k, hosts.if_k) != 0) {
+        skip();
+        return;
+    }
+    static const char msg[] = "tern-partial-csum";
+    bool got = false;
+    tern_buf *frames[32];
+    uint64_t end = dt_now_ns() + 3000ull * 1000000ull, next_send = 0;
+    while (!got && dt_now_ns() < end) {
+        if (dt_now_ns() >= next_send) {
+            dt_sh("ip netns exec %s bash -c 'printf %s > /dev/udp/%s/9999' "
+                  ">/dev/null 2>&1", hosts.ns_k, msg, getenv("IP_T"));
+            next_send = dt_now_ns() + 500ull * 1000000ull;
+        }
+        dt_wait(d, 0, 50);
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            const uint8_t *f = frames[i]->data;
+            const uint8_t *ip = f + 14, *u = ip + 20;
+            if (!got && frames[i]->len >= 14 + 20 + 8 + sizeof(msg) - 1 &&
+                get16(f + 12) == 0x0800 && ip[0] == 0x45 && ip[9] == 17 &&
+                get16(u + 2) == 9999) {
+                size_t ul = get16(u + 4);
+                uint8_t ph[12 + 1500];
+                assert_true(ul <= 1500);
+                memcpy(ph, ip + 12, 8);
+                ph[8] = 0;
+                ph[9] = 17;
+                put16(ph + 10, (uint16_t)ul);
+                memcpy(ph + 12, u, ul);
+                assert_int_equal(dt_csum(ph, 12 + ul), 0);
+                got = true;
+            }
+            tern_pool_release(d->pools[0], frames[i]);
+        }
+    }
+    dt_sh("ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1", hosts.ns_k,
+          hosts.if_k);
+    assert_true(got);
+}
+
+static void two_queues(void **state)
+{
+    fixture *fx = *state;
+    if (env_queues < 2) {
+        skip();
+        return;
+    }
+    /* Replace the one-queue device by a two-queue one. */
+    fx->d->drv->close(fx->d);
+    char err[256] = "";
+    fx->d = open_dev(2, err, sizeof(err));
+    if (!fx->d)
+        fail_msg("open with 2 queues: %s", err);
+    assert_int_equal(fx->d->queues, 2);
+    assert_true(fx->d->drv->wait_fd(fx->d, 1) >= 0);
+    start_ping(fx);
+    int q = wait_arp_request(fx->d, 5000);
+    assert_true(q >= 0);
+    /* Answer on the other queue: both transmit. */
+    send_arp_reply(fx->d, (unsigned)(1 - q));
+    assert_true(kernel_knows_mac(fx->d->mac, 3000));
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s afpacket|tap|afxdp\n", argv[0]);
+        return 2;
+    }
+    drv_name = argv[1];
+    drv = dt_driver(drv_name);
+    if (!drv) {
+        printf("SKIP: driver %s not built here\n", drv_name);
+        return DT_SKIP;
+    }
+    if (geteuid() != 0) {
+        printf("SKIP: driver tests need root\n");
+        return DT_SKIP;
+    }
+    if (!dt_hosts_load(&hosts))
+        return 2;
+    const char *q = getenv("QUEUES");
+    env_queues = q ? (unsigned)atoi(q) : 1;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(open_info, setup, teardown),
+        cmocka_unit_test(open_errors),
+        cmocka_unit_test_setup_teardown(rx_arp, setup, teardown),
+        cmocka_unit_test_setup_teardown(tx_arp_reply, setup, teardown),
+        cmocka_unit_test_setup_teardown(icmp_echo, setup, teardown),
+        cmocka_unit_test_setup_teardown(partial_csum, setup, teardown),
+        cmocka_unit_test_setup_teardown(two_queues, setup, teardown),
+    };
+    /* TERN_TEST_FILTER: run only the tests whose name matches (cmocka
+     * wildcards). TERN_DRV_EXTRA: driver options, e.g. mode=skb. */
+    if (getenv("TERN_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("TERN_TEST_FILTER"));
+    char group[64];
+    snprintf(group, sizeof(group), "%s%s%s", drv_name,
+             getenv("TERN_DRV_EXTRA") ? " " : "",
+             getenv("TERN_DRV_EXTRA") ? getenv("TERN_DRV_EXTRA") : "");
+    return cmocka_run_group_tests_name(group, tests, NULL, NULL);
+}

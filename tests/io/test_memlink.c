@@ -1,0 +1,508 @@
+/* test_memlink.c - the mem link: copying, bounds, timing and the seeded
+ * fault injector (offloads: test_memlink_offload.c, pcap: test_pcap.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "link_util.h"
+
+static tern_memlink_config small_cfg(void)
+{
+    tern_memlink_config c;
+    tern_memlink_config_defaults(&c);
+    c.pool_size = 64;
+    c.queue_len = 64;
+    return c;
+}
+
+static void bad_config_rejected(void **state)
+{
+    (void)state;
+    char err[160] = "";
+    tern_memlink_config c = small_cfg();
+    c.buf_size = TERN_HEADROOM + 100;
+    assert_null(tern_memlink_create(&c, err, sizeof(err)));
+    assert_non_null(strstr(err, "buf_size"));
+    c = small_cfg();
+    c.faults.loss = 1.5;
+    assert_null(tern_memlink_create(&c, err, sizeof(err)));
+    assert_non_null(strstr(err, "probabilit"));
+}
+
+static void frames_cross_copied(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    uint8_t f[1600], g[1600];
+    size_t n = f_udp(f, 100, 1, false);
+    tern_buf *s = f_buf(tern_memlink_pool(l, 0), f, n);
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), &s, 1);
+    /* The sender's frame went home; the copy sits in the receiver's pool. */
+    assert_int_equal(tern_pool_available(tern_memlink_pool(l, 0)), 64);
+    assert_int_equal(tern_pool_available(tern_memlink_pool(l, 1)), 63);
+    assert_int_equal(tern_memlink_next_event(l, 1), 0);
+    assert_int_equal(tern_memlink_next_event(l, 0), UINT64_MAX);
+    tern_buf *r[4];
+    assert_int_equal(tern_memlink_rx(l, 0, r, 4, 0), 0);
+    tern_buf *b = recv_one(l, 1, 0);
+    assert_true(tern_pool_owns(tern_memlink_pool(l, 1), b));
+    assert_false(tern_pool_owns(tern_memlink_pool(l, 0), b));
+    assert_int_equal(b->len, n);
+    assert_memory_equal(b->data, f, n);
+    assert_ptr_equal(b->data, b->head + TERN_HEADROOM);
+    assert_int_equal(b->flags, 0);
+    assert_int_equal(b->refs, 1);
+    release(l, 1, b);
+
+    /* And the other way. */
+    size_t m = f_tcp(g, 1000, 7, 0x18, 0, 9, false);
+    send_bytes(l, 1, g, m);
+    b = recv_one(l, 0, 0);
+    assert_true(tern_pool_owns(tern_memlink_pool(l, 0), b));
+    assert_memory_equal(b->data, g, m);
+    release(l, 0, b);
+
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->sent, 1);
+    assert_int_equal(st->wire, 1);
+    assert_int_equal(st->delivered, 1);
+    assert_int_equal(st->sent_bytes, n);
+    assert_int_equal(st->delivered_bytes, n);
+    assert_int_equal(tern_memlink_get_stats(l, 1)->delivered, 1);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void burst_keeps_order(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    tern_buf *s[32], *r[32];
+    for (int i = 0; i < 32; i++) {
+        s[i] = tern_pool_alloc(tern_memlink_pool(l, 0));
+        s[i]->len = 60;
+        memset(s[i]->data, i, 60);
+    }
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 32);
+    assert_int_equal(tern_memlink_pending(l, 1), 32);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 20, 0), 20);
+    assert_int_equal(tern_memlink_rx(l, 1, r + 20, 20, 0), 12);
+    for (int i = 0; i < 32; i++) {
+        assert_int_equal(r[i]->data[59], i);
+        release(l, 1, r[i]);
+    }
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void queue_bound_counted(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.queue_len = 8;
+    tern_memlink *l = link_new(&c);
+    uint8_t f[64] = {0};
+    for (int i = 0; i < 20; i++) {
+        f[20] = (uint8_t)i;
+        send_bytes(l, 0, f, sizeof(f));
+    }
+    assert_int_equal(tern_memlink_get_stats(l, 0)->queue_drops, 12);
+    assert_int_equal(tern_memlink_pending(l, 1), 8);
+    tern_buf *r[32];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 32, 0), 8);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(r[i]->data[20], i);
+        release(l, 1, r[i]);
+    }
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void receiver_pool_empty_counted(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.pool_size = 4;
+    tern_memlink *l = link_new(&c);
+    uint8_t f[64] = {0};
+    for (int i = 0; i < 10; i++)
+        send_bytes(l, 0, f, sizeof(f));
+    assert_int_equal(tern_memlink_get_stats(l, 0)->pool_drops, 6);
+    tern_buf *r[16];
+    unsigned n = tern_memlink_rx(l, 1, r, 16, 0);
+    assert_int_equal(n, 4);
+    for (unsigned i = 0; i < n; i++)
+        release(l, 1, r[i]);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void delay_holds_frames(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.faults.delay_ns = 1000;
+    tern_memlink *l = link_new(&c);
+    uint8_t f[100] = {1};
+    tern_memlink_set_time(l, 5000);
+    send_bytes(l, 0, f, sizeof(f));
+    tern_memlink_set_time(l, 5500);
+    send_bytes(l, 0, f, sizeof(f));
+    assert_int_equal(tern_memlink_next_event(l, 1), 6000);
+    tern_buf *r[4];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 5999), 0);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 6000), 1);
+    release(l, 1, r[0]);
+    assert_int_equal(tern_memlink_next_event(l, 1), 6500);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 6499), 0);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 7000), 1);
+    release(l, 1, r[0]);
+    assert_int_equal(tern_memlink_next_event(l, 1), UINT64_MAX);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void rate_spaces_frames(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.faults.rate_bps = 1000000000;  /* 1 Gbit/s: 1 ns per bit */
+    c.faults.delay_ns = 100;
+    tern_memlink *l = link_new(&c);
+    uint8_t f[1000] = {0};
+    /* (1000 + 24) bytes * 8 = 8192 ns on the wire each, back to back. */
+    for (int i = 0; i < 3; i++)
+        send_bytes(l, 0, f, sizeof(f));
+    tern_buf *r[4];
+    for (uint64_t i = 1; i <= 3; i++) {
+        uint64_t due = i * 8192 + 100;
+        assert_int_equal(tern_memlink_next_event(l, 1), due);
+        assert_int_equal(tern_memlink_rx(l, 1, r, 4, due - 1), 0);
+        assert_int_equal(tern_memlink_rx(l, 1, r, 4, due), 1);
+        release(l, 1, r[0]);
+    }
+    /* An idle wire does not bank credit: the next frame starts now. */
+    tern_memlink_set_time(l, 1000000);
+    send_bytes(l, 0, f, sizeof(f));
+    assert_int_equal(tern_memlink_next_event(l, 1), 1000000 + 8192 + 100);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 2000000), 1);
+    release(l, 1, r[0]);
+    /* Fractional nanoseconds carry over: 3 frames at 3 bit/ns... */
+    tern_memlink_faults fl = {.rate_bps = 3000000000};
+    tern_memlink_set_faults(l, 0, &fl);
+    tern_memlink_set_time(l, 3000000);
+    for (int i = 0; i < 3; i++)
+        send_bytes(l, 0, f, 1);  /* 25 bytes = 200 bits = 66.67 ns */
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 3000000 + 199), 2);
+    assert_int_equal(tern_memlink_rx(l, 1, r + 2, 4, 3000000 + 200), 1);
+    for (int i = 0; i < 3; i++)
+        release(l, 1, r[i]);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void reorder_swaps_with_next(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.faults.reorder = 1.0;
+    c.faults.reorder_hold_ns = 50000;
+    tern_memlink *l = link_new(&c);
+    uint8_t f[64] = {0};
+    tern_memlink_set_time(l, 1000);
+    for (int i = 1; i <= 5; i++) {
+        f[30] = (uint8_t)i;
+        send_bytes(l, 0, f, sizeof(f));
+    }
+    /* Every frame is chosen: 1 is held, 2 finds the slot taken and passes
+     * it, 3 is held, 4 passes it, 5 waits for a successor. */
+    tern_buf *r[8];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 8, 1000), 4);
+    const int want[4] = {2, 1, 4, 3};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r[i]->data[30], want[i]);
+        release(l, 1, r[i]);
+    }
+    assert_int_equal(tern_memlink_pending(l, 1), 1);
+    assert_int_equal(tern_memlink_next_event(l, 1), 51000);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 8, 50999), 0);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 8, 51000), 1);
+    assert_int_equal(r[0]->data[30], 5);
+    release(l, 1, r[0]);
+    assert_int_equal(tern_memlink_get_stats(l, 0)->reordered, 2);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void dup_delivers_twice(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.faults.dup = 1.0;
+    tern_memlink *l = link_new(&c);
+    uint8_t f[200];
+    size_t n = f_udp(f, 150, 3, false);
+    send_bytes(l, 0, f, n);
+    tern_buf *r[4];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 0), 2);
+    assert_ptr_not_equal(r[0], r[1]);
+    assert_memory_equal(r[0]->data, f, n);
+    assert_memory_equal(r[1]->data, f, n);
+    release(l, 1, r[0]);
+    release(l, 1, r[1]);
+    assert_int_equal(tern_memlink_get_stats(l, 0)->duplicated, 1);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+static void faults_per_direction(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    tern_memlink_faults lossy = {.loss = 1.0};
+    tern_memlink_set_faults(l, 0, &lossy);
+    uint8_t f[64] = {0};
+    send_bytes(l, 0, f, sizeof(f));
+    send_bytes(l, 1, f, sizeof(f));
+    tern_buf *r[4];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 0), 0);
+    assert_int_equal(tern_memlink_rx(l, 0, r, 4, 0), 1);
+    release(l, 0, r[0]);
+    assert_int_equal(tern_memlink_get_stats(l, 0)->lost, 1);
+    assert_int_equal(tern_memlink_get_stats(l, 1)->lost, 0);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+/* ---- the injector over many frames ---- */
+
+/* 64-bit FNV-1a, to fingerprint what was delivered. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Send `frames` numbered frames with every fault on; fingerprint the
+ * delivered sequence. */
+static uint64_t faulty_run(uint64_t seed, unsigned frames, tern_memlink_stats *st)
+{
+    tern_memlink_config c = small_cfg();
+    c.pool_size = 256;
+    c.queue_len = 256;
+    c.seed = seed;
+    c.faults = (tern_memlink_faults){.loss = 0.05, .dup = 0.05,
+                                     .reorder = 0.05, .corrupt = 0.05};
+    tern_memlink *l = link_new(&c);
+    uint64_t h = 0xcbf29ce484222325ull, now = 0;
+    uint8_t f[300];
+    tern_buf *r[8];
+    for (unsigned i = 0; i < frames; i++) {
+        size_t n = f_udp(f, 20 + i % 200, i, false);
+        send_bytes(l, 0, f, n);
+        now += 1000;
+        unsigned k = tern_memlink_rx(l, 1, r, 8, now);
+        for (unsigned j = 0; j < k; j++) {
+            h = fnv(h, &r[j]->len, sizeof(r[j]->len));
+            h = fnv(h, r[j]->data, r[j]->len);
+            release(l, 1, r[j]);
+        }
+    }
+    unsigned k;
+    while ((k = tern_memlink_rx(l, 1, r, 8, now + 10000000)))
+        for (unsigned j = 0; j < k; j++) {
+            h = fnv(h, r[j]->data, r[j]->len);
+            release(l, 1, r[j]);
+        }
+    assert_int_equal(tern_memlink_pending(l, 1), 0);
+    *st = *tern_memlink_get_stats(l, 0);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+    return h;
+}
+
+static void injector_deterministic(void **state)
+{
+    (void)state;
+    tern_memlink_stats a, b, c;
+    uint64_t ha = faulty_run(42, 5000, &a);
+    uint64_t hb = faulty_run(42, 5000, &b);
+    uint64_t hc = faulty_run(43, 5000, &c);
+    assert_int_equal(ha, hb);
+    assert_memory_equal(&a, &b, sizeof(a));
+    assert_true(ha != hc);
+    assert_true(memcmp(&a, &c, sizeof(a)) != 0);
+    /* Everything happened, and the books balance. */
+    assert_true(a.lost && a.duplicated && a.reordered && a.corrupted);
+    assert_int_equal(a.delivered, a.sent - a.lost + a.duplicated);
+}
+
+#define RATE_FRAMES 100000
+
+static void assert_rate(uint64_t count, double p)
+{
+    double r = (double)count / RATE_FRAMES;
+    if (r < p - 0.015 || r > p + 0.015)
+        fail_msg("rate %.4f outside %.3f +- 0.015", r, p);
+}
+
+/* Send RATE_FRAMES numbered 64-byte frames under `f`, one at a time;
+ * check() sees every delivered frame with the frame it was sent as. */
+typedef struct rate_ctx {
+    uint64_t diff_frames;   /* delivered frames whose bytes changed */
+    uint64_t late;          /* frames delivered after a later-numbered one */
+    uint32_t max_seen;
+    uint8_t *seen;          /* deliveries per number */
+} rate_ctx;
+
+static void frame_bytes(uint8_t f[64], uint32_t i)
+{
+    memset(f, 0x5a, 64);
+    memcpy(f + 20, &i, 4);
+}
+
+static void check_delivered(rate_ctx *x, tern_buf *b, uint32_t sent_index,
+                            bool by_position)
+{
+    uint8_t want[64];
+    uint32_t id;
+    memcpy(&id, b->data + 20, 4);
+    assert_int_equal(b->len, 64);
+    frame_bytes(want, by_position ? sent_index : id);
+    int bits = 0, pos = -1;
+    for (int i = 0; i < 64; i++) {
+        int d = __builtin_popcount(want[i] ^ b->data[i]);
+        if (d)
+            pos = i;
+        bits += d;
+    }
+    if (bits) {
+        assert_int_equal(bits, 1);  /* exactly one bit */
+        assert_true(pos >= 14);     /* never the Ethernet header */
+        x->diff_frames++;
+    }
+    if (!by_position) {
+        assert_true(id < RATE_FRAMES);
+        x->seen[id]++;
+        if (id < x->max_seen)
+            x->late++;
+        else
+            x->max_seen = id;
+    }
+}
+
+static tern_memlink_stats rate_run(const tern_memlink_faults *f, rate_ctx *x,
+                                   bool by_position)
+{
+    tern_memlink_config c = small_cfg();
+    c.seed = 7;
+    c.faults = *f;
+    tern_memlink *l = link_new(&c);
+    uint8_t fr[64];
+    tern_buf *r[8];
+    uint64_t now = 0;
+    uint32_t pos = 0;
+    memset(x, 0, sizeof(*x));
+    x->seen = calloc(RATE_FRAMES, 1);
+    for (uint32_t i = 0; i < RATE_FRAMES; i++) {
+        frame_bytes(fr, i);
+        send_bytes(l, 0, fr, 64);
+        now += 100;
+        unsigned k = tern_memlink_rx(l, 1, r, 8, now);
+        for (unsigned j = 0; j < k; j++) {
+            check_delivered(x, r[j], pos++, by_position);
+            release(l, 1, r[j]);
+        }
+    }
+    unsigned k;
+    while ((k = tern_memlink_rx(l, 1, r, 8, now + 100000000)))
+        for (unsigned j = 0; j < k; j++) {
+            check_delivered(x, r[j], pos++, by_position);
+            release(l, 1, r[j]);
+        }
+    tern_memlink_stats st = *tern_memlink_get_stats(l, 0);
+    assert_int_equal(st.delivered, pos);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+    return st;
+}
+
+static void loss_rate(void **state)
+{
+    (void)state;
+    rate_ctx x;
+    tern_memlink_stats st = rate_run(&(tern_memlink_faults){.loss = 0.1}, &x, false);
+    assert_rate(st.lost, 0.1);
+    assert_int_equal(st.delivered, RATE_FRAMES - st.lost);
+    assert_int_equal(x.late, 0);
+    assert_int_equal(x.diff_frames, 0);
+    free(x.seen);
+}
+
+static void dup_rate(void **state)
+{
+    (void)state;
+    rate_ctx x;
+    tern_memlink_stats st = rate_run(&(tern_memlink_faults){.dup = 0.1}, &x, false);
+    assert_rate(st.duplicated, 0.1);
+    assert_int_equal(st.delivered, RATE_FRAMES + st.duplicated);
+    uint64_t twice = 0;
+    for (uint32_t i = 0; i < RATE_FRAMES; i++) {
+        assert_true(x.seen[i] == 1 || x.seen[i] == 2);
+        twice += x.seen[i] == 2;
+    }
+    assert_int_equal(twice, st.duplicated);
+    free(x.seen);
+}
+
+static void corrupt_rate_one_bit(void **state)
+{
+    (void)state;
+    rate_ctx x;
+    tern_memlink_stats st = rate_run(&(tern_memlink_faults){.corrupt = 0.1}, &x, true);
+    assert_rate(st.corrupted, 0.1);
+    assert_int_equal(x.diff_frames, st.corrupted);
+    assert_int_equal(st.delivered, RATE_FRAMES);
+    free(x.seen);
+}
+
+static void reorder_rate(void **state)
+{
+    (void)state;
+    rate_ctx x;
+    tern_memlink_stats st = rate_run(&(tern_memlink_faults){.reorder = 0.1}, &x, false);
+    /* A frame chosen while another is held passes it instead of being
+     * held, so the share of reordered frames is p / (1 + p). */
+    assert_rate(st.reordered, 0.1 / 1.1);
+    assert_int_equal(x.late, st.reordered);
+    for (uint32_t i = 0; i < RATE_FRAMES; i++)
+        assert_int_equal(x.seen[i], 1);
+    free(x.seen);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bad_config_rejected),
+        cmocka_unit_test(frames_cross_copied),
+        cmocka_unit_test(burst_keeps_order),
+        cmocka_unit_test(queue_bound_counted),
+        cmocka_unit_test(receiver_pool_empty_counted),
+        cmocka_unit_test(delay_holds_frames),
+        cmocka_unit_test(rate_spaces_frames),
+        cmocka_unit_test(reorder_swaps_with_next),
+        cmocka_unit_test(dup_delivers_twice),
+        cmocka_unit_test(faults_per_direction),
+        cmocka_unit_test(injector_deterministic),
+        cmocka_unit_test(loss_rate),
+        cmocka_unit_test(dup_rate),
+        cmocka_unit_test(corrupt_rate_one_bit),
+        cmocka_unit_test(reorder_rate),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,231 @@
+/* test_pool.c - the LIFO buffer pool: order, exhaustion, references, frag
+ * chains, ops, and misuse caught by an abort. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "io.h"
+
+static void create_rejects_bad_sizes(void **state)
+{
+    (void)state;
+    assert_null(tern_pool_create(0, 2048));
+    assert_null(tern_pool_create(8, TERN_HEADROOM));
+    tern_pool_destroy(NULL);
+}
+
+static void fresh_buffer_fields(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(4, 2048);
+    assert_non_null(p);
+    assert_int_equal(tern_pool_count(p), 4);
+    assert_int_equal(tern_pool_available(p), 4);
+    assert_int_equal(tern_pool_buf_size(p), 2048);
+    tern_buf *b = tern_pool_alloc(p);
+    assert_non_null(b);
+    assert_int_equal(b->refs, 1);
+    assert_int_equal(b->len, 0);
+    assert_int_equal(b->size, 2048);
+    assert_int_equal(b->flags, 0);
+    assert_null(b->frag);
+    assert_null(b->next);
+    assert_ptr_equal(b->data, b->head + TERN_HEADROOM);
+    assert_int_equal((uintptr_t)b->head % 64, 0);
+    assert_true(tern_pool_owns(p, b));
+    memset(b->head, 0xab, b->size);  /* all of it is ours (ASan checks) */
+    /* Stale metadata from an earlier user is cleared on alloc. */
+    b->len = 99;
+    b->flags = TERN_BUF_TX_TSO;
+    b->tso_mss = 1000;
+    b->data += 5;
+    tern_pool_release(p, b);
+    tern_buf *c = tern_pool_alloc(p);
+    assert_ptr_equal(c, b);
+    assert_int_equal(c->len, 0);
+    assert_int_equal(c->flags, 0);
+    assert_int_equal(c->tso_mss, 0);
+    assert_ptr_equal(c->data, c->head + TERN_HEADROOM);
+    tern_pool_release(p, c);
+    tern_pool_destroy(p);
+}
+
+static void lifo_order(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(8, 512);
+    tern_buf *a = tern_pool_alloc(p), *b = tern_pool_alloc(p),
+             *c = tern_pool_alloc(p);
+    assert_true(a != b && b != c && a != c);
+    tern_pool_release(p, a);
+    tern_pool_release(p, c);
+    tern_pool_release(p, b);
+    /* Most recently freed first. */
+    assert_ptr_equal(tern_pool_alloc(p), b);
+    assert_ptr_equal(tern_pool_alloc(p), c);
+    assert_ptr_equal(tern_pool_alloc(p), a);
+    tern_pool_release(p, a);
+    tern_pool_release(p, b);
+    tern_pool_release(p, c);
+    assert_int_equal(tern_pool_available(p), 8);
+    tern_pool_destroy(p);
+}
+
+static void exhaustion(void **state)
+{
+    (void)state;
+    enum { N = 64 };
+    tern_pool *p = tern_pool_create(N, 256 + TERN_HEADROOM);
+    tern_buf *bufs[N];
+    for (int i = 0; i < N; i++) {
+        bufs[i] = tern_pool_alloc(p);
+        assert_non_null(bufs[i]);
+        for (int j = 0; j < i; j++)
+            assert_ptr_not_equal(bufs[i], bufs[j]);
+    }
+    assert_int_equal(tern_pool_available(p), 0);
+    assert_null(tern_pool_alloc(p));
+    assert_null(tern_pool_alloc(p));
+    tern_pool_release(p, bufs[17]);
+    assert_ptr_equal(tern_pool_alloc(p), bufs[17]);
+    for (int i = 0; i < N; i++)
+        tern_pool_release(p, bufs[i]);
+    assert_int_equal(tern_pool_available(p), N);
+    tern_pool_destroy(p);
+}
+
+static void refcounts(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(2, 2048);
+    tern_buf *b = tern_pool_alloc(p);
+    tern_buf_ref(b);
+    tern_buf_ref(b);
+    assert_int_equal(b->refs, 3);
+    tern_pool_release(p, b);
+    tern_pool_release(p, b);
+    assert_int_equal(tern_pool_available(p), 1);
+    tern_pool_release(p, b);
+    assert_int_equal(tern_pool_available(p), 2);
+    tern_pool_destroy(p);
+}
+
+static void frag_chain_release(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(4, 2048);
+    tern_buf *a = tern_pool_alloc(p), *b = tern_pool_alloc(p),
+             *c = tern_pool_alloc(p);
+    a->frag = b;
+    b->frag = c;
+    tern_buf_ref(b);  /* someone else keeps the middle segment */
+    tern_pool_release(p, a);
+    assert_int_equal(tern_pool_available(p), 3);
+    assert_int_equal(b->refs, 1);
+    b->frag = NULL;
+    tern_pool_release(p, b);
+    assert_int_equal(tern_pool_available(p), 4);
+    tern_pool_destroy(p);
+}
+
+static void ops_table(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(2, 2048);
+    tern_buf_ops ops = tern_pool_ops(p);
+    tern_buf *b = ops.alloc(ops.ctx);
+    assert_non_null(b);
+    assert_int_equal(b->refs, 1);
+    assert_non_null(ops.alloc(ops.ctx));
+    assert_null(ops.alloc(ops.ctx));
+    b->refs = 0;  /* as the stack's release does before calling free */
+    ops.free(ops.ctx, b);
+    assert_int_equal(tern_pool_available(p), 1);
+    assert_ptr_equal(ops.alloc(ops.ctx), b);
+    tern_pool_destroy(p);
+}
+
+/* Run fn in a child; true if it died of SIGABRT. */
+static bool aborts(void (*fn)(tern_pool *))
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen("/dev/null", "w", stderr);
+        tern_pool *p = tern_pool_create(4, 2048);
+        fn(p);
+        _exit(0);
+    }
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+}
+
+static void do_double_release(tern_pool *p)
+{
+    tern_buf *b = tern_pool_alloc(p);
+    tern_pool_release(p, b);
+    tern_pool_release(p, b);
+}
+
+static void do_double_free(tern_pool *p)
+{
+    tern_buf *b = tern_pool_alloc(p);
+    b->refs = 0;
+    tern_pool_put(p, b);
+    tern_pool_put(p, b);  /* tern_buf_ops.free twice */
+}
+
+static void do_free_referenced(tern_pool *p)
+{
+    tern_pool_put(p, tern_pool_alloc(p));  /* refs still 1 */
+}
+
+static void do_foreign(tern_pool *p)
+{
+    tern_pool *q = tern_pool_create(1, 2048);
+    tern_pool_release(p, tern_pool_alloc(q));
+}
+
+static void do_use_after_free(tern_pool *p)
+{
+    tern_buf *b = tern_pool_alloc(p);
+    tern_pool_release(p, b);
+    b->refs++;  /* a stale tern_buf_ref() on a freed buffer */
+    tern_pool_alloc(p);
+}
+
+static void misuse_aborts(void **state)
+{
+    (void)state;
+    if (!TERN_POOL_CHECKS)
+        skip();
+    assert_true(aborts(do_double_release));
+    assert_true(aborts(do_double_free));
+    assert_true(aborts(do_free_referenced));
+    assert_true(aborts(do_foreign));
+    assert_true(aborts(do_use_after_free));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(create_rejects_bad_sizes),
+        cmocka_unit_test(fresh_buffer_fields),
+        cmocka_unit_test(lifo_order),
+        cmocka_unit_test(exhaustion),
+        cmocka_unit_test(refcounts),
+        cmocka_unit_test(frag_chain_release),
+        cmocka_unit_test(ops_table),
+        cmocka_unit_test(misuse_aborts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

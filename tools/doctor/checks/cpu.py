@@ -1,0 +1,167 @@
+"""CPU checks: boost/turbo, frequency governor, SMT, C-states, mitigations."""
+from __future__ import annotations
+
+from ..model import Action, Finding, by_profile, unknown
+
+CPU = "/sys/devices/system/cpu"
+
+# Idle states that wake up within this many microseconds count as "shallow"
+# (POLL and C1 on current x86); deeper ones add wake-up jitter (seed 004).
+SHALLOW_US = 2
+
+
+def check(facts):
+    return [boost(facts), governor(facts), smt(facts), cstates(facts), mitigations(facts)]
+
+
+def boost(f):
+    h, why = f.host, ("Turbo/boost clocks a core up while others idle, so results "
+                      "depend on how many cores are busy and scaling curves bend (seed 004).")
+    knobs = []  # (path, value meaning "boost off", is boost on?)
+    no_turbo = h.read_line(CPU + "/intel_pstate/no_turbo")
+    if no_turbo in ("0", "1"):
+        knobs.append((CPU + "/intel_pstate/no_turbo", "1", no_turbo == "0"))
+    else:
+        glob_boost = h.read_line(CPU + "/cpufreq/boost")
+        if glob_boost in ("0", "1"):
+            knobs.append((CPU + "/cpufreq/boost", "0", glob_boost == "1"))
+        else:
+            for path in h.glob(CPU + "/cpufreq/policy*/boost"):
+                val = h.read_line(path)
+                if val in ("0", "1"):
+                    knobs.append((path, "0", val == "1"))
+    if not knobs:
+        return unknown("cpu.boost", "no intel_pstate/no_turbo or cpufreq boost file", why)
+    on = any(k[2] for k in knobs)
+    rec = by_profile(f.profile, reproducible="off", latency="off (steadier; on gives lower but jumpier latency)",
+                     throughput="either, the same on every host compared")
+    if not on:
+        return Finding("cpu.boost", "ok", "off", rec, why, data={"on": False})
+    sev = by_profile(f.profile, reproducible="crit", default="info")
+    knob = knobs[0][0]
+    fix = "echo %s > %s" % (knobs[0][1], knob) if len(knobs) == 1 else \
+        "for f in %s/cpufreq/policy*/boost; do echo 0 > $f; done" % CPU
+    actions = [Action("write", path=p, value=v) for p, v, is_on in knobs if is_on] \
+        if f.profile in ("reproducible", "latency") else []
+    label = "/".join(knob.split("/")[-2:])
+    return Finding("cpu.boost", sev, "on (%s)" % label, rec, why, fix=fix,
+                   fix_kind="runtime", data={"on": True}, actions=actions)
+
+
+def governor(f):
+    h, why = f.host, ("A power-saving governor changes the clock with load, so the "
+                      "same code runs at different speeds from run to run.")
+    paths = h.glob(CPU + "/cpufreq/policy*/scaling_governor") or \
+        h.glob(CPU + "/cpu[0-9]*/cpufreq/scaling_governor")
+    govs = {p: h.read_line(p) for p in paths}
+    govs = {p: g for p, g in govs.items() if g}
+    if not govs:
+        return unknown("cpu.governor", "no cpufreq driver: frequency is fixed or set by a hypervisor", why)
+    names = sorted(set(govs.values()))
+    if names == ["performance"]:
+        return Finding("cpu.governor", "ok", "performance", "performance", why, data={"governors": names})
+    sev = by_profile(f.profile, throughput="info", default="warn")
+    actions = [Action("write", path=p, value="performance") for p, g in govs.items() if g != "performance"]
+    return Finding("cpu.governor", sev, ", ".join(names), "performance", why,
+                   fix="cpupower frequency-set -g performance  "
+                       "(or: for f in %s/cpufreq/policy*/scaling_governor; do echo performance > $f; done)" % CPU,
+                   fix_kind="runtime", data={"governors": names}, actions=actions)
+
+
+def smt(f):
+    h, why = f.host, ("SMT siblings share one core's execution units and caches, "
+                      "so a sibling's load changes your numbers (seeds 002/004 turn it off).")
+    control = h.read_line(CPU + "/smt/control")
+    active = h.read_line(CPU + "/smt/active")
+    data = {"control": control, "active": active}
+    if control is None and active is None:
+        return unknown("cpu.smt", "no /sys/devices/system/cpu/smt", why, data=data)
+    rec = by_profile(f.profile, throughput="off or on (record it)", default="off")
+    if active == "0" or control in ("off", "forceoff", "notsupported", "notimplemented"):
+        return Finding("cpu.smt", "ok", "off (control=%s)" % control, rec, why, data=data)
+    sev = by_profile(f.profile, throughput="info", default="warn")
+    actions = [Action("write", path=CPU + "/smt/control", value="off")] \
+        if control == "on" and f.profile != "throughput" else []
+    return Finding("cpu.smt", sev, "on (control=%s, active=%s)" % (control, active), rec, why,
+                   fix="echo off > %s/smt/control  (permanent: nosmt on the kernel command line)" % CPU,
+                   fix_kind="runtime", data=data, actions=actions)
+
+
+def _idle_states(h):
+    """{state index: {"name", "latency", "enabled_on": [cpus], "paths": [disable files]}}."""
+    states = {}
+    for sdir in h.glob(CPU + "/cpu[0-9]*/cpuidle/state[0-9]*"):
+        cpu = int(sdir.split("/")[5][3:])
+        idx = int(sdir.rsplit("state", 1)[1])
+        st = states.setdefault(idx, {"name": h.read_line(sdir + "/name") or "state%d" % idx,
+                                     "latency": h.read_int(sdir + "/latency"),
+                                     "enabled_on": [], "disabled_on": [], "paths": []})
+        if h.read_line(sdir + "/disable") == "1":
+            st["disabled_on"].append(cpu)
+        else:
+            st["enabled_on"].append(cpu)
+            st["paths"].append(sdir + "/disable")
+    return states
+
+
+def cstates(f):
+    h, why = f.host, ("Waking from a deep C-state takes tens to hundreds of microseconds, "
+                      "so light load looks slower than heavy load (seed 004).")
+    cmd = {k: f.cmdline[k] for k in ("intel_idle.max_cstate", "processor.max_cstate", "idle")
+           if k in f.cmdline}
+    cmd_text = " ".join("%s=%s" % kv for kv in cmd.items()) or "no C-state limits"
+    driver = h.read_line(CPU + "/cpuidle/current_driver")
+    states = _idle_states(h)
+    data = {"driver": driver, "cmdline": cmd,
+            "states": {s["name"]: {"latency_us": s["latency"], "enabled_cpus": len(s["enabled_on"])}
+                       for s in states.values()}}
+    rec_text = by_profile(f.profile, throughput="any (deep states save power; little effect on bulk rate)",
+                          default="only states waking in <= %d us (POLL, C1)" % SHALLOW_US)
+    if not states:
+        if cmd:
+            return Finding("cpu.cstates", "ok", "no cpuidle states exposed; cmdline: " + cmd_text,
+                           rec_text, why, data=data)
+        return unknown("cpu.cstates", "no cpuidle states (driver %s): a VM or firmware decides idle"
+                       % (driver or "none"), why, data=data)
+    deep = {i: s for i, s in states.items()
+            if s["enabled_on"] and (s["latency"] is None or s["latency"] > SHALLOW_US)}
+    if not deep:
+        allowed = [s["name"] for s in states.values() if s["enabled_on"]]
+        return Finding("cpu.cstates", "ok", "enabled: %s; cmdline: %s" % (", ".join(allowed), cmd_text),
+                       rec_text, why, data=data)
+    sev = by_profile(f.profile, throughput="info", default="warn")
+    cur = "deep states enabled: %s; cmdline: %s" % (
+        ", ".join("%s (%s us)" % (s["name"], s["latency"]) for s in deep.values()), cmd_text)
+    idx = " ".join(str(i) for i in sorted(deep))
+    fix = ("for s in %s; do for f in %s/cpu*/cpuidle/state$s/disable; do echo 1 > $f; done; done  "
+           "(permanent: intel_idle.max_cstate=0 processor.max_cstate=1 on the kernel command line)"
+           % (idx, CPU))
+    actions = [] if f.profile == "throughput" else \
+        [Action("write", path=p, value="1") for s in deep.values() for p in s["paths"]]
+    return Finding("cpu.cstates", sev, cur, rec_text, why, fix=fix, fix_kind="runtime",
+                   data=data, actions=actions)
+
+
+def mitigations(f):
+    h, why = f.host, ("Speculation mitigations (retpoline above all) tax every indirect call "
+                      "and syscall, so hosts with different settings are not comparable (seed 004).")
+    vdir = CPU + "/vulnerabilities"
+    vulns = {name: h.read_line(vdir + "/" + name) for name in h.listdir(vdir)}
+    vulns = {k: v for k, v in vulns.items() if v}
+    setting = f.cmdline.get("mitigations", "default (auto)")
+    if not vulns:
+        return unknown("cpu.mitigations", "no %s" % vdir, why, data={"cmdline": setting})
+    mitigated = sorted(k for k, v in vulns.items() if v.startswith("Mitigation"))
+    vulnerable = sorted(k for k, v in vulns.items() if v.startswith("Vulnerable"))
+    v2 = vulns.get("spectre_v2", "")
+    retpoline = "Retpoline" in v2 or "retpoline" in v2
+    cur = "mitigations=%s; %d mitigated%s, %d vulnerable" % (
+        setting, len(mitigated), " (spectre_v2: retpolines)" if retpoline else "", len(vulnerable))
+    data = {"cmdline": setting, "retpoline": retpoline, "mitigated": mitigated,
+            "vulnerable": vulnerable, "spectre_v2": v2}
+    rec = "identical on every host compared; mitigations=off only on an isolated benchmark host"
+    if setting == "off" or not mitigated:
+        return Finding("cpu.mitigations", "ok", cur, rec, why, data=data)
+    return Finding("cpu.mitigations", "info", cur, rec, why,
+                   fix="add mitigations=off to the kernel command line and reboot (isolated hosts only)",
+                   fix_kind="cmdline", data=data)
