@@ -1,0 +1,316 @@
+/* api.c - the public tern_tcp_* functions. Sends made inside tern_input
+ * (from callbacks) are deferred to the end of the burst, so several sends
+ * coalesce and the pending ACK rides on the data; outside it they go out at
+ * once (queued until tern_flush / the next input or poll). */
+#include "cc.h"
+
+#define MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
+
+static bool alive(const struct tern_conn *c)
+{
+    return c && c->state != TERN_TCP_CLOSED && !(c->flags & TF_CLOSED_CB);
+}
+
+static void kick(tern_stack *st, struct tern_conn *c, uint32_t why)
+{
+    if (TL(st)->in_input) {
+        conn_pend(st, c, why);
+        return;
+    }
+    if (why & TF_OUTPUT)
+        tcp_output(st, c);
+    if (why & TF_WND_UPDATE)
+        tcp_send_ack(st, c);
+}
+
+int tern_tcp_listen(tern_stack *st, uint16_t port, void *user)
+{
+    if (!port)
+        return -TERN_EINVAL;
+    if (listener_find(st, port))
+        return -TERN_EADDRINUSE;
+    struct tcp_listener *l = listener_find(st, 0);
+    if (!l)
+        return -TERN_ENOMEM;
+    l->port = port;
+    l->user = user;
+    return 0;
+}
+
+int tern_tcp_unlisten(tern_stack *st, uint16_t port)
+{
+    struct tcp_listener *l = port ? listener_find(st, port) : NULL;
+    if (!l)
+        return -TERN_EINVAL;
+    l->port = 0;
+    l->user = NULL;
+    return 0;
+}
+
+tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
+                            uint16_t local_port, void *user, int *err)
+{
+    struct tcp_layer *tl = TL(st);
+    int e = 0;
+    struct tern_conn *c = NULL;
+    uint8_t top = (uint8_t)(dst_ip >> 24);
+    if (!dst_ip || !dst_port || dst_ip == st->cfg.ip || top == 127 ||
+        top >= 224 || dst_ip == st->bcast ||
+        (!ip4_is_local(st, dst_ip) && !st->cfg.gateway)) {
+        e = TERN_EINVAL;
+    } else if (local_port && conn_lookup(st, dst_ip, dst_port, local_port)) {
+        e = TERN_EADDRINUSE;
+    } else if (tl->free_head == TCP_NIL) {
+        e = TERN_ENOMEM;
+    } else {
+        uint16_t port = local_port ? local_port
+                                   : tcp_pick_port(st, dst_ip, dst_port);
+        if (!port)
+            e = TERN_EADDRINUSE;
+        else
+            c = conn_alloc(st, dst_ip, dst_port, port);
+        if (!c && !e)
+            e = TERN_ENOMEM;
+    }
+    if (err)
+        *err = e;
+    if (!c)
+        return NULL;
+    c->user = user;
+    c->flags |= TF_APP;
+    c->iss = tcp_isn(st, st->cfg.ip, c->lport, dst_ip, dst_port, st->now);
+    c->snd_una = c->snd_nxt = c->snd_max = c->iss;
+    c->sq_end = c->iss + 1;
+    c->recover = c->iss;
+    c->ts_off = c->iss * 2654435761u;
+    c->rcv_mss = tl->our_mss;
+    conn_set_state(st, c, TERN_TCP_SYN_SENT);
+    CTR(st, tcp_active_opens);
+    c->rtt_at = st->now;
+    tcp_send_syn(st, c);
+    tcp_arm_rto(st, c);
+    return c;
+}
+
+static bool can_queue(const struct tern_conn *c)
+{
+    if (!alive(c) || (c->flags & TF_FIN_QUEUED))
+        return false;
+    return c->state == TERN_TCP_ESTABLISHED ||
+           c->state == TERN_TCP_CLOSE_WAIT || c->state == TERN_TCP_SYN_SENT ||
+           c->state == TERN_TCP_SYN_RECEIVED;
+}
+
+static uint32_t queued(const struct tern_conn *c)
+{
+    return c->sq_head ? c->sq_end - bq_seq(c->sq_head) : 0;
+}
+
+size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c)
+{
+    const struct tcp_layer *tl = st->tcp;
+    if (!can_queue(c))
+        return 0;
+    uint32_t q = queued(c);
+    return q < tl->snd_buf ? tl->snd_buf - q : 0;
+}
+
+/* Bytes of payload a queue buffer may hold: one segment, so it can leave
+ * in place. */
+static uint32_t buf_cap(const struct tern_conn *c, const tern_buf *b)
+{
+    uint32_t room = b->size - (uint32_t)(bq_data(b) - b->head);
+    return room < c->mss ? room : c->mss;
+}
+
+static void sq_append(struct tern_conn *c, tern_buf *b)
+{
+    bq_set_next(b, NULL);
+    if (c->sq_tail)
+        bq_set_next(c->sq_tail, b);
+    else
+        c->sq_head = b;
+    c->sq_tail = b;
+    if (!c->sq_cur && seq_ge(c->snd_nxt, bq_seq(b)))
+        c->sq_cur = b;
+}
+
+long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
+{
+    if (!can_queue(c))
+        return -TERN_ENOTCONN;
+    size_t space = tern_tcp_send_space(st, c);
+    const uint8_t *src = data;
+    size_t left = len < space ? len : space, taken = 0;
+    tern_buf *t = c->sq_tail;
+    if (left && t && t->refs == 1 && seq_ge(bq_seq(t), c->snd_max) &&
+        bq_len(t) < buf_cap(c, t)) {
+        /* coalesce into the unsent tail */
+        uint32_t n = buf_cap(c, t) - bq_len(t);
+        if (n > left)
+            n = (uint32_t)left;
+        tern_memcpy(bq_data(t) + bq_len(t), src, n);
+        t->cb[0] += (uint64_t)n << 32;
+        t->cb[1] &= ~(BQ_CSUM_OK | (0xffffull << 32));
+        c->sq_end += n;
+        taken += n;
+    }
+    while (taken < left) {
+        tern_buf *b = tern_buf_alloc(st);
+        if (!b) {
+            CTR(st, tcp_nobuf);
+            break;
+        }
+        if (b->data - b->head < MAX_HDRS || b->frag) {
+            tern_buf_release(st, b);
+            CTR(st, tcp_nobuf);
+            break;
+        }
+        bq_set(b, c->sq_end, 0, b->data);
+        uint32_t n = buf_cap(c, b);
+        if (n > left - taken)
+            n = (uint32_t)(left - taken);
+        tern_memcpy(b->data, src + taken, n);
+        b->len = n;
+        bq_set(b, c->sq_end, n, b->data);
+        sq_append(c, b);
+        c->sq_end += n;
+        taken += n;
+    }
+    if (taken)
+        kick(st, c, TF_OUTPUT);
+    if (!taken && left)
+        return -TERN_ENOBUFS;
+    return (long)taken;
+}
+
+int tern_tcp_send_buf(tern_stack *st, tern_conn *c, tern_buf *buf)
+{
+    if (!can_queue(c))
+        return -TERN_ENOTCONN;
+    if (!buf || buf->frag || buf->len == 0 ||
+        buf->data - buf->head < MAX_HDRS)
+        return -TERN_EINVAL;
+    if (tern_tcp_send_space(st, c) < buf->len)
+        return -TERN_EAGAIN;
+    bq_set(buf, c->sq_end, buf->len, buf->data);
+    sq_append(c, buf);
+    c->sq_end += buf->len;
+    kick(st, c, TF_OUTPUT);
+    return 0;
+}
+
+void tern_tcp_consumed(tern_stack *st, tern_conn *c, size_t bytes)
+{
+    if (!alive(c))
+        return;
+    struct tcp_layer *tl = TL(st);
+    uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+    c->rcv_unread = bytes >= c->rcv_unread ? 0 : c->rcv_unread - (uint32_t)bytes;
+    uint32_t nw = tcp_rcv_window(tl, c);
+    uint32_t big = tl->rcv_buf >> 2;
+    if (big < 2u * c->rcv_mss)
+        big = 2u * c->rcv_mss;
+    if (nw > old && (nw - old >= big || old < c->rcv_mss) &&
+        c->state != TERN_TCP_SYN_SENT && c->state != TERN_TCP_SYN_RECEIVED)
+        kick(st, c, TF_WND_UPDATE);
+}
+
+int tern_tcp_shutdown(tern_stack *st, tern_conn *c)
+{
+    if (!alive(c))
+        return -TERN_ENOTCONN;
+    if (c->flags & TF_FIN_QUEUED)
+        return 0;
+    switch (c->state) {
+    case TERN_TCP_ESTABLISHED:
+        conn_set_state(st, c, TERN_TCP_FIN_WAIT_1);
+        break;
+    case TERN_TCP_CLOSE_WAIT:
+        conn_set_state(st, c, TERN_TCP_LAST_ACK);
+        break;
+    case TERN_TCP_SYN_SENT:
+    case TERN_TCP_SYN_RECEIVED:
+        break;                      /* FIN follows the handshake */
+    default:
+        return -TERN_ENOTCONN;
+    }
+    c->flags |= TF_FIN_QUEUED;
+    kick(st, c, TF_OUTPUT);
+    return 0;
+}
+
+int tern_tcp_close(tern_stack *st, tern_conn *c)
+{
+    if (!alive(c))
+        return -TERN_ENOTCONN;
+    c->flags |= TF_APP_CLOSED;
+    c->rcv_unread = 0;
+    if (c->state == TERN_TCP_SYN_SENT) {
+        conn_close(st, c, TERN_CLOSE_NORMAL);
+        return 0;
+    }
+    int r = tern_tcp_shutdown(st, c);
+    if (alive(c))
+        tcp_rearm(st, c);
+    return r == -TERN_ENOTCONN ? 0 : r;
+}
+
+void tern_tcp_abort(tern_stack *st, tern_conn *c)
+{
+    if (!c || c->state == TERN_TCP_CLOSED)
+        return;
+    if (c->state != TERN_TCP_SYN_SENT && c->state != TERN_TCP_TIME_WAIT)
+        tcp_send_rst_conn(st, c);
+    if (c->state == TERN_TCP_ESTABLISHED || c->state == TERN_TCP_CLOSE_WAIT)
+        CTR(st, tcp_estab_resets);
+    conn_close(st, c, TERN_CLOSE_ABORTED);
+}
+
+void tern_tcp_set_user(tern_conn *c, void *user) { c->user = user; }
+void *tern_tcp_get_user(const tern_conn *c) { return c->user; }
+
+void tern_tcp_get_info(const tern_stack *st, const tern_conn *c,
+                       tern_tcp_info *i)
+{
+    const struct tcp_layer *tl = st->tcp;
+    tern_memset(i, 0, sizeof *i);
+    i->local_ip = st->cfg.ip;
+    i->remote_ip = c->raddr;
+    i->local_port = c->lport;
+    i->remote_port = c->rport;
+    i->state = c->state;
+    i->mss = c->mss;
+    i->srtt_us = c->srtt_us;
+    i->rttvar_us = c->rttvar_us;
+    i->rto_ms = c->rto_ms;
+    i->cwnd = c->cwnd;
+    i->ssthresh = c->ssthresh;
+    i->snd_wnd = c->snd_wnd;
+    i->rcv_wnd = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread : 0;
+    i->snd_wscale = c->snd_ws;
+    i->rcv_wscale = c->rcv_ws;
+    i->sack = (c->flags & TF_SACK) != 0;
+    i->timestamps = (c->flags & TF_TS) != 0;
+    i->bytes_sent = c->bytes_sent;
+    i->bytes_acked = c->bytes_acked;
+    i->bytes_received = c->bytes_received;
+    i->retransmits = c->retransmits;
+}
+
+const char *tern_tcp_state_name(int s)
+{
+    static const char *const names[] = {
+        "CLOSED", "LISTEN", "SYN_SENT", "SYN_RECEIVED", "ESTABLISHED",
+        "FIN_WAIT_1", "FIN_WAIT_2", "CLOSE_WAIT", "CLOSING", "LAST_ACK",
+        "TIME_WAIT",
+    };
+    if (s < 0 || s > TERN_TCP_TIME_WAIT)
+        return "UNKNOWN";
+    return names[s];
+}
+
+uint32_t tern_tcp_conn_count(const tern_stack *st)
+{
+    return st->tcp ? st->tcp->used : 0;
+}

@@ -1,0 +1,236 @@
+/* conn_table.c - the TCP layer's memory, the connection table (a fixed
+ * array, a LIFO free list, a keyed hash of the 4-tuple with chains through
+ * indices), listeners and the end-of-burst pending list. */
+#include "cc.h"
+
+static uint32_t pow2_at_least(uint32_t n)
+{
+    uint32_t p = 1;
+    while (p < n)
+        p <<= 1;
+    return p;
+}
+
+static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
+{
+    tl->rcv_buf = cfg->rcv_buf ? cfg->rcv_buf : 256u * 1024;
+    if (tl->rcv_buf > (1u << 30))
+        tl->rcv_buf = 1u << 30;
+    if (tl->rcv_buf < 1024)
+        tl->rcv_buf = 1024;
+    tl->snd_buf = cfg->snd_buf ? cfg->snd_buf : 256u * 1024;
+    tl->ooo_max = cfg->ooo_max_segs ? cfg->ooo_max_segs : 64;
+    tl->rto_min_ms = cfg->rto_min_ms ? cfg->rto_min_ms : 200;
+    tl->rto_max_ms = cfg->rto_max_ms ? cfg->rto_max_ms : 60000;
+    tl->rto_init_ms = cfg->rto_initial_ms ? cfg->rto_initial_ms : 1000;
+    tl->max_retries = cfg->max_retries ? cfg->max_retries : 8;
+    tl->syn_retries = cfg->syn_retries ? cfg->syn_retries : 5;
+    tl->delack_ns = ms_ns(cfg->delack_ms ? cfg->delack_ms : 40);
+    tl->keepalive_ns = ms_ns(cfg->keepalive_ms);
+    tl->time_wait_ns = ms_ns(cfg->time_wait_ms ? cfg->time_wait_ms : 60000);
+    uint32_t mtu = cfg->mtu ? cfg->mtu : 1500;
+    tl->our_mss = (uint16_t)(mtu - IP4_HDR_LEN - TCP_HDR_LEN);
+    tl->sack = !cfg->no_sack;
+    tl->ts = !cfg->no_timestamps;
+    tl->ws = !cfg->no_window_scale;
+    tl->nagle = cfg->nagle;
+    tl->delack = !cfg->no_delayed_ack;
+    uint8_t ws = 0;
+    while (ws < TCP_MAX_WS && (65535u << ws) < tl->rcv_buf)
+        ws++;
+    tl->rcv_ws = tl->ws ? ws : 0;
+    if (!tl->ws && tl->rcv_buf > 65535)
+        tl->rcv_buf = 65535;
+    tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
+}
+
+void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
+{
+    uint32_t n = cfg->max_conns ? cfg->max_conns : 1024;
+    uint32_t nl = cfg->max_listeners ? cfg->max_listeners : 16;
+    uint32_t hsize = pow2_at_least(n * 2);
+    struct tcp_layer *tl = carve_take(cv, sizeof *tl, 64);
+    struct tern_conn *conns = carve_take(cv, (size_t)n * sizeof *conns, 64);
+    uint32_t *hash = carve_take(cv, (size_t)hsize * sizeof *hash, 64);
+    struct tcp_listener *lis = carve_take(cv, (size_t)nl * sizeof *lis, 8);
+    if (!st || !cv->base)
+        return;
+    tern_memset(tl, 0, sizeof *tl);
+    st->tcp = tl;
+    tcp_config(tl, cfg);
+    tl->conns = conns;
+    tl->nconns = n;
+    tl->hash = hash;
+    tl->hash_mask = hsize - 1;
+    tl->lis = lis;
+    tl->nlis = nl;
+    tern_memset(lis, 0, (size_t)nl * sizeof *lis);
+    for (uint32_t i = 0; i < hsize; i++)
+        hash[i] = TCP_NIL;
+    tern_memset(conns, 0, (size_t)n * sizeof *conns);
+    for (uint32_t i = 0; i < n; i++) {
+        conns[i].idx = i;
+        conns[i].hnext = i + 1 < n ? i + 1 : TCP_NIL;
+        conns[i].pend_next = TCP_NIL;
+    }
+    tl->free_head = 0;
+    tl->pend_head = TCP_NIL;
+    uint64_t k = tern_siphash(cfg->secret, (const uint8_t *)"tern-tcp-hash", 13);
+    tl->hk0 = k;
+    tl->hk1 = (k * 0x9e3779b97f4a7c15ull) | 1;
+    tl->port_next = (uint32_t)(k >> 32);
+    tl->chack_tokens = 1000;
+    tw_init(tl, st->now);
+}
+
+static inline uint32_t conn_hash(const struct tcp_layer *tl, uint32_t raddr,
+                                 uint16_t rport, uint16_t lport)
+{
+    uint64_t x = ((uint64_t)raddr << 32 | (uint32_t)rport << 16 | lport);
+    x ^= tl->hk0;
+    x *= 0x9e3779b97f4a7c15ull;
+    x ^= x >> 29;
+    x *= tl->hk1;
+    return (uint32_t)(x >> 40) & tl->hash_mask;
+}
+
+struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
+                              uint16_t lport)
+{
+    struct tcp_layer *tl = TL(st);
+    uint32_t i = tl->hash[conn_hash(tl, raddr, rport, lport)];
+    while (i != TCP_NIL) {
+        struct tern_conn *c = &tl->conns[i];
+        if (c->raddr == raddr && c->rport == rport && c->lport == lport)
+            return c;
+        i = c->hnext;
+    }
+    return NULL;
+}
+
+struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
+                             uint16_t lport)
+{
+    struct tcp_layer *tl = TL(st);
+    if (tl->free_head == TCP_NIL)
+        return NULL;
+    struct tern_conn *c = &tl->conns[tl->free_head];
+    tl->free_head = c->hnext;
+    /* a freed conn may still sit on the pending list: keep its link */
+    uint32_t keep = c->flags & TF_PENDING, pn = c->pend_next;
+    uint32_t gen = c->gen, idx = c->idx;
+    tern_memset(c, 0, sizeof *c);
+    c->flags = keep;
+    c->pend_next = pn;
+    c->gen = gen;
+    c->idx = idx;
+    c->raddr = raddr;
+    c->rport = rport;
+    c->lport = lport;
+    c->t_rtx = c->t_ack = c->t_wheel = TERN_NEVER;
+    c->w_prev = c->w_next = TCP_NIL;
+    c->mss = TCP_MSS_DEFAULT;
+    c->rcv_ws = tl->rcv_ws;
+    c->last_rcv = st->now;
+    uint32_t h = conn_hash(tl, raddr, rport, lport);
+    c->hnext = tl->hash[h];
+    tl->hash[h] = idx;
+    tl->used++;
+    rtt_init(st, c);
+    tl->cc->init(c);
+    return c;
+}
+
+static void release_chain(tern_stack *st, tern_buf *b)
+{
+    while (b) {
+        tern_buf *n = bq_next(b);
+        tern_buf_release(st, b);
+        b = n;
+    }
+}
+
+void conn_free(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (c->state == TERN_TCP_CLOSED && !c->raddr && !c->rport)
+        return;
+    uint32_t *pp = &tl->hash[conn_hash(tl, c->raddr, c->rport, c->lport)];
+    while (*pp != TCP_NIL && *pp != c->idx)
+        pp = &tl->conns[*pp].hnext;
+    if (*pp == c->idx)
+        *pp = c->hnext;
+    tw_cancel(tl, c);
+    release_chain(st, c->sq_head);
+    c->sq_head = c->sq_tail = c->sq_cur = NULL;
+    ooo_purge(st, c);
+    if (c->flags & TF_HALF_OPEN)
+        tl->half_open--;
+    if (c->flags & TF_WAS_EST)
+        CTR(st, tcp_conns_closed);
+    c->flags &= TF_PENDING;
+    c->state = TERN_TCP_CLOSED;
+    c->raddr = 0;
+    c->rport = c->lport = 0;
+    c->user = NULL;
+    c->gen++;
+    c->hnext = tl->free_head;
+    tl->free_head = c->idx;
+    tl->used--;
+}
+
+void conn_notify_closed(tern_stack *st, struct tern_conn *c, int reason)
+{
+    if ((c->flags & (TF_APP | TF_CLOSED_CB)) != TF_APP)
+        return;
+    c->flags |= TF_CLOSED_CB;
+    if (st->cfg.cb.closed)
+        st->cfg.cb.closed(st, c, c->user, reason);
+}
+
+void conn_close(tern_stack *st, struct tern_conn *c, int reason)
+{
+    uint32_t gen = c->gen;
+    conn_notify_closed(st, c, reason);
+    if (c->gen == gen)
+        conn_free(st, c);
+}
+
+void conn_set_state(tern_stack *st, struct tern_conn *c, uint8_t state)
+{
+    if ((c->flags & TF_HALF_OPEN) && state != TERN_TCP_SYN_RECEIVED) {
+        c->flags &= ~(uint32_t)TF_HALF_OPEN;
+        TL(st)->half_open--;
+    }
+    c->state = state;
+}
+
+struct tcp_listener *listener_find(tern_stack *st, uint16_t port)
+{
+    struct tcp_layer *tl = TL(st);
+    for (uint32_t i = 0; i < tl->nlis; i++)
+        if (tl->lis[i].port == port)
+            return &tl->lis[i];
+    return NULL;
+}
+
+void conn_pend(tern_stack *st, struct tern_conn *c, uint32_t why)
+{
+    c->flags |= why;
+    if (c->flags & TF_PENDING)
+        return;
+    struct tcp_layer *tl = TL(st);
+    c->flags |= TF_PENDING;
+    c->pend_next = tl->pend_head;
+    tl->pend_head = c->idx;
+}
+
+void tcp_fini(tern_stack *st)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!tl)
+        return;
+    for (uint32_t i = 0; i < tl->nconns; i++)
+        if (tl->conns[i].state != TERN_TCP_CLOSED || tl->conns[i].raddr)
+            conn_free(st, &tl->conns[i]);
+}

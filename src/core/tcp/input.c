@@ -1,0 +1,167 @@
+/* input.c - the TCP entry points: segment validation and demux
+ * (tcp_input), the end-of-burst pass that sends at most one ACK per
+ * connection (tcp_input_done), timers (tcp_poll) and ICMP errors. */
+#include "cc.h"
+
+/* Validate the header and fill s; returns the counter of the drop reason
+ * or NULL. */
+static uint64_t *parse(tern_stack *st, tern_buf *b, const ip4_rx *ip,
+                       tcp_seg *s)
+{
+    uint32_t len = b->len;
+    const uint8_t *h = b->data;
+    if (len < TCP_HDR_LEN)
+        return &st->ctr.tcp_drop_short;
+    uint32_t doff = (uint32_t)(h[12] >> 4) * 4;
+    if (doff < TCP_HDR_LEN || doff > len)
+        return &st->ctr.tcp_drop_hdr_len;
+    if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
+        return &st->ctr.tcp_drop_csum;
+    if (!(b->flags & TERN_BUF_RX_L4_CSUM_OK) && !st->cfg.fuzz_skip_csum) {
+        uint32_t ps = ip4_pseudo_sum(ip->src, ip->dst, IP_PROTO_TCP, len);
+        if (tern_csum_fold(tern_csum_partial(h, len, tern_csum_fold(ps))) !=
+            0xffff)
+            return &st->ctr.tcp_drop_csum;
+    }
+    if (ip->broadcast)
+        return &st->ctr.tcp_drop_no_conn;
+    s->sport = rd16(h);
+    s->dport = rd16(h + 2);
+    if (!s->sport || !s->dport)
+        return &st->ctr.tcp_drop_port0;
+    s->flags = h[13];
+    if ((s->flags & TCP_SYN) && (s->flags & (TCP_FIN | TCP_RST)))
+        return &st->ctr.tcp_drop_flags;
+    s->seq = rd32(h + 4);
+    s->ack = rd32(h + 8);
+    s->wnd = rd16(h + 14);
+    s->src = ip->src;
+    s->buf = b;
+    s->payload = b->data + doff;
+    s->len = len - doff;
+    const uint8_t *opt = h + TCP_HDR_LEN;
+    /* the common layout: NOP NOP TS */
+    if (doff == TCP_HDR_LEN + TCP_TS_LEN && opt[0] == TCPOPT_NOP &&
+        opt[1] == TCPOPT_NOP && opt[2] == TCPOPT_TS && opt[3] == 10) {
+        s->o.has = OPT_TS;
+        s->o.nsack = 0;
+        s->o.tsval = rd32(opt + 4);
+        s->o.tsecr = rd32(opt + 8);
+    } else if (!tcp_opts_parse(opt, doff - TCP_HDR_LEN,
+                               (s->flags & TCP_SYN) != 0, &s->o)) {
+        return &st->ctr.tcp_drop_options;
+    }
+    return NULL;
+}
+
+void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
+{
+    struct tcp_layer *tl = TL(st);
+    tcp_seg s;
+    CTR(st, tcp_in);
+    tl->in_input = true;
+    uint64_t *drop = b->frag ? &st->ctr.tcp_drop_short : parse(st, b, ip, &s);
+    if (drop) {
+        (*drop)++;
+        tern_buf_release(st, b);
+        return;
+    }
+    if (s.flags & TCP_RST)
+        CTR(st, tcp_rst_in);
+    struct tern_conn *c = conn_lookup(st, s.src, s.sport, s.dport);
+    if (!c) {
+        struct tcp_listener *l = listener_find(st, s.dport);
+        if (l) {
+            tcp_input_listen(st, &s, l);
+        } else {
+            CTR(st, tcp_drop_no_conn);
+            if (!(s.flags & TCP_RST))
+                tcp_send_rst_reply(st, &s);
+        }
+    } else if (c->state == TERN_TCP_SYN_SENT) {
+        tcp_input_syn_sent(st, c, &s);
+    } else {
+        tcp_input_sync(st, c, &s);
+    }
+    if (s.buf)
+        tern_buf_release(st, s.buf);
+}
+
+static void run_pending(tern_stack *st)
+{
+    struct tcp_layer *tl = TL(st);
+    while (tl->pend_head != TCP_NIL) {
+        struct tern_conn *c = &tl->conns[tl->pend_head];
+        tl->pend_head = c->pend_next;
+        c->pend_next = TCP_NIL;
+        c->flags &= ~(uint32_t)TF_PENDING;
+        if (c->state == TERN_TCP_CLOSED)
+            continue;
+        if (c->flags & TF_OUTPUT) {
+            c->flags &= ~(uint32_t)TF_OUTPUT;
+            tcp_output(st, c);
+        }
+        if (c->flags & (TF_ACK_NOW | TF_WND_UPDATE)) {
+            tcp_send_ack(st, c);
+        } else if ((c->flags & TF_ACK_DELAYED) && c->t_ack == TERN_NEVER) {
+            c->t_ack = st->now + tl->delack_ns;
+            conn_timer_update(st, c);
+        }
+    }
+}
+
+void tcp_input_done(tern_stack *st)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!tl)
+        return;
+    tl->in_input = false;
+    run_pending(st);
+}
+
+uint64_t tcp_poll(tern_stack *st, uint64_t now)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!tl)
+        return TERN_NEVER;
+    run_pending(st);
+    uint64_t next = tw_run(st, now, tcp_timer_fire);
+    run_pending(st);
+    return next;
+}
+
+void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
+                    const uint8_t *q, uint32_t qlen)
+{
+    if (!TL(st) || qlen < IP4_HDR_LEN)
+        return;
+    uint32_t ihl = (uint32_t)(q[0] & 0xf) * 4;
+    if (ihl < IP4_HDR_LEN || qlen < ihl + 8 || q[9] != IP_PROTO_TCP)
+        return;
+    const uint8_t *t = q + ihl;
+    struct tern_conn *c = conn_lookup(st, rd32(q + 16), rd16(t + 2), rd16(t));
+    if (!c)
+        return;
+    uint32_t seq = rd32(t + 4);
+    /* RFC 5927: only errors quoting data we have in flight */
+    if (c->state != TERN_TCP_SYN_SENT &&
+        (seq_lt(seq, c->snd_una) || seq_ge(seq, c->snd_max)))
+        return;
+    if (type == 3 && code == 4 && mtu >= 68) {
+        uint32_t mss = mtu - IP4_HDR_LEN - TCP_HDR_LEN;
+        if (c->flags & TF_TS)
+            mss -= TCP_TS_LEN;
+        if (mss < TCP_MSS_FLOOR)
+            mss = TCP_MSS_FLOOR;
+        if (mss < c->mss) {
+            c->mss = (uint16_t)mss;
+            if (c->snd_max != c->snd_una)
+                tcp_retransmit(st, c, c->snd_una, c->mss);
+        }
+        return;
+    }
+    if (type == 3 && c->state == TERN_TCP_SYN_SENT && (code == 2 || code == 3)) {
+        CTR(st, tcp_attempt_fails);
+        conn_close(st, c, TERN_CLOSE_REFUSED);
+    }
+}

@@ -1,0 +1,200 @@
+/* input_ack.c - ACK processing in synchronized states: the RFC 5961 ACK
+ * range check, SACK scoreboard update, releasing acknowledged buffers,
+ * RTT samples, congestion control, duplicate ACKs and loss recovery
+ * (RFC 6582 NewReno without SACK, RFC 6675 with it), the send window
+ * update (RFC 9293 SND.WL1/WL2 rule) and the FIN-acked transitions. */
+#include "cc.h"
+
+/* Release buffers wholly below snd_una; returns data bytes freed. */
+static void sq_release(tern_stack *st, struct tern_conn *c)
+{
+    tern_buf *q = c->sq_head;
+    while (q && seq_le(bq_end(q), c->snd_una)) {
+        tern_buf *n = bq_next(q);
+        if (c->sq_cur == q)
+            c->sq_cur = n;
+        tern_buf_release(st, q);
+        q = n;
+    }
+    c->sq_head = q;
+    if (!q)
+        c->sq_tail = NULL;
+}
+
+static void enter_recovery(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    CTR(st, tcp_fast_retransmits);
+    c->recover = c->snd_max;
+    tl->cc->on_loss(c, st->now);
+    c->flags |= TF_RECOVERY;
+    c->flags &= ~(uint32_t)TF_RTT_TIMING;
+    uint32_t n = tcp_retransmit(st, c, c->snd_una, c->mss);
+    if (c->flags & TF_SACK) {
+        CTR(st, tcp_sack_recoveries);
+        c->cwnd = c->ssthresh;
+        c->rxt_next = c->snd_una + n;
+    } else {
+        c->cwnd = c->ssthresh + TCP_DUPTHRESH * c->mss;
+    }
+}
+
+static void on_dupack(tern_stack *st, struct tern_conn *c)
+{
+    CTR(st, tcp_dup_acks_in);
+    if (c->dupacks < 255)
+        c->dupacks++;
+    if (c->flags & TF_RECOVERY) {
+        if (!(c->flags & TF_SACK))
+            c->cwnd += c->mss;             /* RFC 5681 inflation */
+        conn_pend(st, c, TF_OUTPUT);
+        return;
+    }
+    bool lost = c->dupacks >= TCP_DUPTHRESH ||
+                ((c->flags & TF_SACK) && sb_is_lost(c, c->snd_una, c->mss));
+    /* RFC 6582: not again for losses of the window already recovered
+     * (with SACK the scoreboard tells real losses from duplicates) */
+    if (lost && (seq_ge(c->snd_una, c->recover) || (c->flags & TF_SACK)))
+        enter_recovery(st, c);
+    conn_pend(st, c, TF_OUTPUT);
+}
+
+static void partial_ack(tern_stack *st, struct tern_conn *c, uint32_t acked)
+{
+    if (c->flags & TF_SACK) {
+        if (seq_lt(c->rxt_next, c->snd_una))
+            c->rxt_next = c->snd_una;
+        return;
+    }
+    /* RFC 6582: retransmit the next hole, deflate by what was acked */
+    tcp_retransmit(st, c, c->snd_una, c->mss);
+    c->cwnd = c->cwnd > acked ? c->cwnd - acked : c->mss;
+    if (acked >= c->mss)
+        c->cwnd += c->mss;
+    tcp_arm_rto(st, c);
+}
+
+static uint32_t rtt_of(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+{
+    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && s->o.tsecr) {
+        uint32_t ticks = ts_now(st->now) + c->ts_off - s->o.tsecr;
+        if (ticks < (1u << 22))
+            return ticks * 1049u + 1;
+        return 0;
+    }
+    if ((c->flags & TF_RTT_TIMING) && seq_ge(s->ack, c->rtt_seq)) {
+        c->flags &= ~(uint32_t)TF_RTT_TIMING;
+        return (uint32_t)((st->now - c->rtt_at) / 1000) + 1;
+    }
+    return 0;
+}
+
+/* A cumulative ACK that moved snd_una. false: the conn is gone. */
+static bool new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+{
+    struct tcp_layer *tl = TL(st);
+    uint32_t acked = s->ack - c->snd_una;
+    bool fin_acked = (c->flags & TF_FIN_SENT) && seq_gt(s->ack, c->sq_end);
+    uint32_t data = fin_acked ? acked - 1 : acked;
+    c->snd_una = s->ack;
+    sq_release(st, c);
+    if (seq_lt(c->snd_nxt, c->snd_una)) {
+        c->snd_nxt = c->snd_una;
+        c->sq_cur = sq_find(c, c->snd_nxt);
+    }
+    uint32_t rtt = rtt_of(st, c, s);
+    if (rtt)
+        rtt_sample(st, c, rtt);
+    c->backoff = 0;
+    c->probes = 0;
+    if (c->nsb)
+        sb_ack(c);
+    else
+        c->fack = c->snd_una;
+    if (c->flags & TF_RECOVERY) {
+        if (seq_ge(c->snd_una, c->recover)) {
+            uint32_t fl = c->snd_max - c->snd_una + c->mss;
+            c->cwnd = fl < c->ssthresh ? fl : c->ssthresh;
+            c->flags &= ~(uint32_t)TF_RECOVERY;
+            c->dupacks = 0;
+        } else {
+            partial_ack(st, c, acked);
+        }
+    } else {
+        c->dupacks = 0;
+        if (data)
+            tl->cc->on_ack(c, data, rtt, st->now);
+    }
+    c->t_rtx = TERN_NEVER;
+    if (c->snd_una != c->snd_max)
+        tcp_arm_rto(st, c);
+    conn_pend(st, c, TF_OUTPUT);
+    if (data) {
+        c->bytes_acked += data;
+        uint32_t gen = c->gen;
+        if (st->cfg.cb.acked && (c->flags & TF_APP) &&
+            !(c->flags & TF_CLOSED_CB))
+            st->cfg.cb.acked(st, c, c->user, data);
+        if (c->gen != gen)
+            return false;
+    }
+    if (!fin_acked)
+        return true;
+    switch (c->state) {
+    case TERN_TCP_FIN_WAIT_1:
+        conn_set_state(st, c, TERN_TCP_FIN_WAIT_2);
+        tcp_rearm(st, c);
+        return true;
+    case TERN_TCP_CLOSING:
+        tcp_enter_time_wait(st, c);
+        return true;
+    case TERN_TCP_LAST_ACK:
+        conn_close(st, c, TERN_CLOSE_NORMAL);
+        return false;
+    default:
+        return true;
+    }
+}
+
+bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+{
+    /* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT */
+    if (seq_gt(s->ack, c->snd_max) ||
+        seq_lt(s->ack, c->snd_una - c->max_sndwnd)) {
+        CTR(st, tcp_drop_bad_ack);
+        conn_pend(st, c, TF_ACK_NOW);
+        return false;
+    }
+    if ((c->flags & TF_SACK) && s->o.nsack) {
+        sb_update(c, &s->o);
+        /* lost retransmission: data sent after our last resend of
+         * snd_una is SACKed while snd_una is not: resend the holes again */
+        if ((c->flags & TF_RECOVERY) && seq_gt(c->fack, c->rxt_mark) &&
+            seq_gt(c->rxt_next, c->snd_una) && s->ack == c->snd_una) {
+            c->rxt_next = c->snd_una;
+            c->rxt_mark = c->snd_max;
+            conn_pend(st, c, TF_OUTPUT);
+        }
+    }
+    uint32_t wnd = s->wnd << c->snd_ws;
+    bool wnd_same = wnd == c->snd_wnd;
+    bool advanced = seq_gt(s->ack, c->snd_una);
+    /* window update (RFC 9293 3.10.7.4) */
+    if (seq_lt(c->snd_wl1, s->seq) ||
+        (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
+        if (wnd > c->snd_wnd && c->sq_end != c->snd_nxt)
+            conn_pend(st, c, TF_OUTPUT);
+        c->snd_wnd = wnd;
+        c->snd_wl1 = s->seq;
+        c->snd_wl2 = s->ack;
+        if (wnd > c->max_sndwnd)
+            c->max_sndwnd = wnd;
+    }
+    if (advanced)
+        return new_ack(st, c, s);
+    if (s->ack == c->snd_una && s->len == 0 &&
+        !(s->flags & (TCP_SYN | TCP_FIN)) && wnd_same &&
+        c->snd_max != c->snd_una)
+        on_dupack(st, c);
+    return true;
+}

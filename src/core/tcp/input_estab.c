@@ -1,0 +1,288 @@
+/* input_estab.c - segments for a synchronized connection (RFC 9293
+ * 3.10.7.4): PAWS, the sequence acceptability test, RST and SYN per
+ * RFC 5961, SYN_RECEIVED completion, ACK processing (input_ack.c), then
+ * in-order data handed to the app in place, out-of-order data queued as
+ * the received buffers, FIN and the ACK decision (deferred to the end of
+ * the burst so replies sent from the recv callback carry it). */
+#include "cc.h"
+
+static bool acceptable(const struct tern_conn *c, const tcp_seg *s)
+{
+    uint32_t wnd = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt : 0;
+    uint32_t slen = s->len + ((s->flags & TCP_SYN) ? 1 : 0) +
+                    ((s->flags & TCP_FIN) ? 1 : 0);
+    uint32_t off = s->seq - c->rcv_nxt;     /* < wnd: inside */
+    if (wnd == 0)                           /* RFC 9293: ACK/RST still */
+        return s->seq == c->rcv_nxt;
+    if (slen == 0)
+        return off < wnd;
+    return off < wnd || (s->seq + slen - 1 - c->rcv_nxt) < wnd;
+}
+
+static void reset_conn(tern_stack *st, struct tern_conn *c)
+{
+    switch (c->state) {
+    case TERN_TCP_SYN_RECEIVED:
+        if (!(c->flags & TF_APP)) {
+            conn_free(st, c);               /* back to LISTEN */
+            return;
+        }
+        CTR(st, tcp_attempt_fails);
+        conn_close(st, c, TERN_CLOSE_REFUSED);
+        return;
+    case TERN_TCP_ESTABLISHED:
+    case TERN_TCP_CLOSE_WAIT:
+        CTR(st, tcp_estab_resets);
+        conn_close(st, c, TERN_CLOSE_RESET);
+        return;
+    case TERN_TCP_TIME_WAIT:
+        conn_free(st, c);
+        return;
+    default:
+        conn_close(st, c, TERN_CLOSE_RESET);
+        return;
+    }
+}
+
+/* SYN_RECEIVED + acceptable ACK. false: the conn is gone. */
+static bool establish_passive(tern_stack *st, struct tern_conn *c,
+                              const tcp_seg *s)
+{
+    c->snd_una = c->iss + 1;                /* our SYN is acked */
+    c->snd_wnd = s->wnd << c->snd_ws;
+    c->max_sndwnd = c->snd_wnd;
+    c->snd_wl1 = s->seq;
+    c->snd_wl2 = s->ack;
+    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && s->o.tsecr)
+        rtt_sample(st, c, (ts_now(st->now) + c->ts_off - s->o.tsecr) * 1049u);
+    else if (c->syn_tries == 0 && c->rtt_at)
+        rtt_sample(st, c, (uint32_t)((st->now - c->rtt_at) / 1000));
+    c->backoff = 0;
+    c->t_rtx = TERN_NEVER;
+    conn_set_state(st, c, TERN_TCP_ESTABLISHED);
+    c->flags |= TF_WAS_EST;
+    if (c->flags & TF_FIN_QUEUED)            /* shut down during handshake */
+        conn_set_state(st, c, TERN_TCP_FIN_WAIT_1);
+    CTR(st, tcp_conns_established);
+    if (c->flags & TF_APP) {                /* simultaneous open */
+        uint32_t gen = c->gen;
+        if (st->cfg.cb.connected)
+            st->cfg.cb.connected(st, c, c->user);
+        return c->gen == gen;
+    }
+    c->flags |= TF_APP;
+    uint32_t gen = c->gen;
+    void *lu = c->user;
+    if (st->cfg.cb.accepted) {
+        void *u = st->cfg.cb.accepted(st, c, lu);
+        if (c->gen != gen)
+            return false;
+        c->user = u;
+    }
+    conn_pend(st, c, TF_OUTPUT);
+    return true;
+}
+
+/* Hand len bytes at p (inside b) to the app. false: the conn is gone. */
+static bool deliver(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                    uint8_t *p, uint32_t len)
+{
+    c->rcv_nxt += len;
+    c->rcv_unacked += len;
+    c->bytes_received += len;
+    CTR(st, tcp_data_segs_in);
+    st->ctr.tcp_bytes_in += len;
+    if ((c->flags & (TF_APP | TF_APP_CLOSED | TF_CLOSED_CB)) != TF_APP ||
+        !st->cfg.cb.recv)
+        return true;                        /* nobody reads: discarded */
+    uint32_t gen = c->gen;
+    size_t used = st->cfg.cb.recv(st, c, c->user, b, p, len);
+    if (c->gen != gen)
+        return false;
+    if (used < len)
+        c->rcv_unread += len - (uint32_t)used;
+    return true;
+}
+
+static bool rcv_fin(tern_stack *st, struct tern_conn *c)
+{
+    c->rcv_nxt++;
+    c->flags |= TF_FIN_RCVD;
+    conn_pend(st, c, TF_ACK_NOW);
+    switch (c->state) {
+    case TERN_TCP_ESTABLISHED:
+        conn_set_state(st, c, TERN_TCP_CLOSE_WAIT);
+        break;
+    case TERN_TCP_FIN_WAIT_1:
+        conn_set_state(st, c, TERN_TCP_CLOSING);
+        break;
+    case TERN_TCP_FIN_WAIT_2:
+        tcp_enter_time_wait(st, c);
+        return true;
+    default:
+        break;
+    }
+    if ((c->flags & (TF_APP | TF_APP_CLOSED | TF_CLOSED_CB)) == TF_APP &&
+        st->cfg.cb.peer_closed) {
+        uint32_t gen = c->gen;
+        st->cfg.cb.peer_closed(st, c, c->user);
+        if (c->gen != gen)
+            return false;
+    }
+    tcp_rearm(st, c);
+    return true;
+}
+
+static void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
+{
+    struct tcp_layer *tl = TL(st);
+    if (now || !tl->delack || c->rcv_unacked >= 2u * c->rcv_mss)
+        conn_pend(st, c, TF_ACK_NOW);
+    else
+        conn_pend(st, c, TF_ACK_DELAYED);
+}
+
+static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
+{
+    uint32_t seq = s->seq, len = s->len;
+    uint8_t *p = s->payload;
+    bool fin = (s->flags & TCP_FIN) != 0;
+    if (c->state != TERN_TCP_ESTABLISHED && c->state != TERN_TCP_FIN_WAIT_1 &&
+        c->state != TERN_TCP_FIN_WAIT_2) {
+        if (c->state == TERN_TCP_TIME_WAIT && fin) {  /* FIN again */
+            c->t_rtx = st->now + TL(st)->time_wait_ns;
+            conn_timer_update(st, c);
+        }
+        conn_pend(st, c, TF_ACK_NOW);
+        return;
+    }
+    if (seq_lt(seq, c->rcv_nxt)) {            /* old bytes in front */
+        uint32_t d = c->rcv_nxt - seq;
+        if (d > len) {                        /* FIN is old too */
+            if (len)
+                CTR(st, tcp_dup_data_in);
+            conn_pend(st, c, TF_ACK_NOW);
+            return;
+        }
+        if (d)
+            CTR(st, tcp_dup_data_in);
+        p += d;
+        len -= d;
+        seq += d;
+    }
+    uint32_t edge = c->rcv_adv;
+    if (seq_gt(seq + len, edge)) {            /* beyond our window */
+        len = seq_gt(edge, seq) ? edge - seq : 0;
+        fin = false;
+        conn_pend(st, c, TF_ACK_NOW);
+    }
+    if (len == 0 && !fin) {
+        conn_pend(st, c, TF_ACK_NOW);
+        return;
+    }
+    if (seq != c->rcv_nxt) {                  /* a hole before it */
+        ooo_insert(st, c, s->buf, p, seq, len, fin);
+        s->buf = NULL;
+        conn_pend(st, c, TF_ACK_NOW);
+        return;
+    }
+    bool filled = c->ooo_head != NULL;
+    if (len && !deliver(st, c, s->buf, p, len))
+        return;
+    tern_buf *b;
+    uint32_t l2;
+    bool f2 = false;
+    while (!fin && (b = ooo_pop(st, c, &p, &l2, &f2))) {
+        bool ok = !l2 || deliver(st, c, b, p, l2);
+        tern_buf_release(st, b);
+        if (!ok)
+            return;
+        fin = f2;
+    }
+    if (fin && !rcv_fin(st, c))
+        return;
+    ack_policy(st, c, filled || fin);
+}
+
+void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
+{
+    struct tcp_layer *tl = TL(st);
+    uint8_t fl = s->flags;
+    if (c->state == TERN_TCP_TIME_WAIT && (fl & TCP_SYN) && !(fl & TCP_ACK) &&
+        (seq_gt(s->seq, c->rcv_nxt) ||
+         ((c->flags & TF_TS) && (s->o.has & OPT_TS) &&
+          seq_gt(s->o.tsval, c->ts_recent)))) {
+        struct tcp_listener *l = listener_find(st, s->dport);
+        if (l) {                              /* RFC 6191-style reuse */
+            CTR(st, tcp_time_wait_reuse);
+            conn_free(st, c);
+            tcp_input_listen(st, s, l);
+            return;
+        }
+    }
+    if (c->state == TERN_TCP_SYN_RECEIVED && (fl & TCP_SYN) &&
+        !(fl & TCP_RST) && s->seq == c->irs) {
+        /* the peer's SYN again: our SYN-ACK was lost, or (with an
+         * acceptable ACK) the SYN-ACK of a simultaneous open */
+        if ((fl & TCP_ACK) && seq_gt(s->ack, c->snd_una) &&
+            seq_le(s->ack, c->snd_max)) {
+            if (establish_passive(st, c, s))
+                conn_pend(st, c, TF_ACK_NOW | TF_OUTPUT);
+        } else {
+            tcp_send_syn(st, c);
+        }
+        return;
+    }
+    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && !(fl & TCP_RST) &&
+        seq_lt(s->o.tsval, c->ts_recent)) {
+        CTR(st, tcp_drop_paws);               /* RFC 7323 5.3 */
+        conn_pend(st, c, TF_ACK_NOW);
+        return;
+    }
+    if (!acceptable(c, s)) {
+        if (fl & TCP_RST) {
+            CTR(st, tcp_drop_out_of_window);
+            return;
+        }
+        if (s->len && seq_le(s->seq + s->len, c->rcv_nxt))
+            CTR(st, tcp_dup_data_in);
+        else
+            CTR(st, tcp_drop_out_of_window);
+        conn_pend(st, c, TF_ACK_NOW);
+        return;
+    }
+    c->last_rcv = st->now;
+    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) &&
+        seq_le(s->seq, c->last_ack_sent))
+        c->ts_recent = s->o.tsval;
+    if (fl & TCP_RST) {                       /* RFC 5961 3.2 */
+        if (s->seq == c->rcv_nxt)
+            reset_conn(st, c);
+        else
+            tcp_challenge_ack(st, c);
+        return;
+    }
+    if (fl & TCP_SYN) {                       /* RFC 5961 4.2 */
+        tcp_challenge_ack(st, c);
+        return;
+    }
+    if (!(fl & TCP_ACK)) {
+        CTR(st, tcp_drop_flags);
+        return;
+    }
+    uint32_t gen = c->gen;
+    if (c->state == TERN_TCP_SYN_RECEIVED) {
+        if (!seq_gt(s->ack, c->snd_una) || seq_gt(s->ack, c->snd_max)) {
+            CTR(st, tcp_drop_bad_ack);
+            tcp_send_rst_reply(st, s);
+            return;
+        }
+        if (!establish_passive(st, c, s))
+            return;
+    }
+    if (!tcp_ack(st, c, s) || c->gen != gen)
+        return;
+    if (s->len || (fl & TCP_FIN))
+        rcv_data(st, c, s);
+    (void)tl;
+}

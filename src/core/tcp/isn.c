@@ -1,0 +1,99 @@
+/* isn.c - initial sequence numbers (RFC 6528), SYN cookies and ephemeral
+ * ports (RFC 6056 algorithm 3, RSS-aware). Everything keyed with
+ * cfg.secret through tern_siphash. */
+#include "tcp.h"
+
+static uint64_t keyed(tern_stack *st, const uint8_t *in, size_t len)
+{
+    return tern_siphash(st->cfg.secret, in, len);
+}
+
+uint32_t tcp_isn(tern_stack *st, uint32_t laddr, uint16_t lport,
+                 uint32_t raddr, uint16_t rport, uint64_t now)
+{
+    uint8_t in[12];
+    wr32(in, laddr);
+    wr32(in + 4, raddr);
+    wr16(in + 8, lport);
+    wr16(in + 10, rport);
+    /* M: a clock ticking every 4.096 us (RFC 6528 asks for ~4 us). */
+    return (uint32_t)(now >> 12) + (uint32_t)keyed(st, in, sizeof in);
+}
+
+/* ---- SYN cookies ----
+ * 31..27: time counter (2^36 ns = 68.7 s periods, mod 32)
+ * 26..24: MSS index
+ * 23..0 : keyed hash of the 4-tuple, the peer's ISN, the counter and index
+ * A cookie is good for the counter it was made in and the one before. */
+static const uint16_t cookie_mss[8] = {64, 536, 1200, 1360, 1440, 1460,
+                                       4312, 8960};
+
+uint32_t tcp_cookie_mss_idx(uint16_t mss)
+{
+    uint32_t i = 7;
+    while (i > 0 && cookie_mss[i] > mss)
+        i--;
+    return i;
+}
+
+static uint32_t cookie_hash(tern_stack *st, const tcp_seg *s, uint32_t peer_isn,
+                            uint32_t t, uint32_t idx)
+{
+    uint8_t in[20];
+    wr32(in, s->src);
+    wr32(in + 4, st->cfg.ip);
+    wr16(in + 8, s->sport);
+    wr16(in + 10, s->dport);
+    wr32(in + 12, peer_isn);
+    wr32(in + 16, t << 8 | idx);
+    return (uint32_t)keyed(st, in, sizeof in) & 0xffffffu;
+}
+
+uint32_t tcp_cookie_make(tern_stack *st, const tcp_seg *s, uint32_t mss_idx,
+                         uint64_t now)
+{
+    uint32_t t = (uint32_t)(now >> 36) & 31u;
+    return t << 27 | mss_idx << 24 | cookie_hash(st, s, s->seq, t, mss_idx);
+}
+
+uint16_t tcp_cookie_check(tern_stack *st, const tcp_seg *s, uint32_t cookie,
+                          uint64_t now)
+{
+    uint32_t t = cookie >> 27, idx = (cookie >> 24) & 7u;
+    uint32_t cur = (uint32_t)(now >> 36) & 31u;
+    if (t != cur && t != ((cur - 1) & 31u))
+        return 0;
+    if (cookie_hash(st, s, s->seq - 1, t, idx) != (cookie & 0xffffffu))
+        return 0;
+    return cookie_mss[idx];
+}
+
+/* ---- ephemeral ports ---- */
+#define EPH_MIN 49152u
+#define EPH_NUM 16384u     /* 49152..65535, a power of two */
+
+static bool port_ok(tern_stack *st, uint32_t raddr, uint16_t rport,
+                    uint16_t port)
+{
+    if (listener_find(st, port) || conn_lookup(st, raddr, rport, port))
+        return false;
+    return rss_queue_of(&st->cfg, raddr, st->cfg.ip, rport, port) ==
+           st->cfg.rss_queue || st->cfg.rss_queues <= 1;
+}
+
+uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport)
+{
+    struct tcp_layer *tl = TL(st);
+    uint8_t in[10];
+    wr32(in, st->cfg.ip);
+    wr32(in + 4, raddr);
+    wr16(in + 8, rport);
+    uint32_t offset = (uint32_t)keyed(st, in, sizeof in);
+    for (uint32_t n = 0; n < EPH_NUM; n++) {
+        uint16_t port = (uint16_t)(EPH_MIN + ((offset + tl->port_next++) &
+                                              (EPH_NUM - 1)));
+        if (port_ok(st, raddr, rport, port))
+            return port;
+    }
+    return 0;
+}

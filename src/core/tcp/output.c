@@ -1,0 +1,441 @@
+/* output.c - building and sending segments.
+ *
+ * A data segment never spans two send-queue buffers. It leaves either
+ *  - in place: the queue buffer itself, with the TCP header written into its
+ *    headroom and an extra reference for the driver, when the segment is the
+ *    whole buffer and no earlier transmission of it is still held by the
+ *    driver (refs == 1). tern_tcp_send copies user data once into MSS-sized
+ *    buffers, so this buffer is both the retransmission copy and the frame;
+ *  - or copied into a fresh buffer (partial segments, buffers still in
+ *    flight).
+ * The payload checksum of an in-place buffer is computed once and cached in
+ * cb[1], so retransmissions only sum the header.
+ */
+#include "cc.h"
+
+#define MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
+
+static inline uint32_t fold(uint32_t s)
+{
+    s = (s & 0xffff) + (s >> 16);
+    s = (s & 0xffff) + (s >> 16);
+    return s;
+}
+
+uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len)
+{
+    /* the copy runs at memcpy speed; the sum reads the bytes again from L1 */
+    tern_memcpy(dst, src, len);
+    return tern_csum_partial(dst, len, 0);
+}
+
+uint32_t tcp_rcv_window(const struct tcp_layer *tl, struct tern_conn *c)
+{
+    uint32_t avail = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread
+                                                 : 0;
+    uint32_t max = 65535u << c->rcv_ws;
+    if (avail > max)
+        avail = max;
+    uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
+                                                  : 0;
+    if (avail <= old)
+        return old;             /* never shrink the right edge */
+    /* receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the edge only by
+     * a useful amount */
+    uint32_t step = tl->rcv_buf >> 1;
+    if (step > c->rcv_mss)
+        step = c->rcv_mss;
+    if (avail - old < step)
+        return old;
+    return avail;
+}
+
+/* Fill TCP header + options in front of b->data (len bytes of payload
+ * there), checksum, hand to IP. psum: payload partial sum or ~0u. */
+static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
+                 uint8_t flags, uint32_t len, uint32_t psum)
+{
+    struct tcp_layer *tl = TL(st);
+    uint8_t opt[40];
+    uint32_t olen;
+    uint32_t tsval = ts_now(st->now) + c->ts_off;
+    if (flags & TCP_SYN) {
+        bool active = c->state == TERN_TCP_SYN_SENT;
+        bool ws = active ? tl->ws : (c->flags & TF_WS) != 0;
+        bool sack = active ? tl->sack : (c->flags & TF_SACK) != 0;
+        bool ts = active ? tl->ts : (c->flags & TF_TS) != 0;
+        olen = tcp_opts_syn(opt, tl->our_mss, ws ? c->rcv_ws : -1, sack, ts,
+                            tsval, c->ts_recent);
+    } else {
+        uint32_t blocks[4][2], nb = 0;
+        if ((c->flags & TF_SACK) && c->ooo_head)
+            nb = sack_blocks(c, blocks, (c->flags & TF_TS) ? 3 : 4);
+        olen = tcp_opts_est(opt, (c->flags & TF_TS) != 0, tsval, c->ts_recent,
+                            (const uint32_t(*)[2])blocks, nb);
+    }
+    uint32_t hlen = TCP_HDR_LEN + olen;
+    b->data -= hlen;
+    b->len = hlen + len;
+    uint8_t *h = b->data;
+    wr16(h, c->lport);
+    wr16(h + 2, c->rport);
+    wr32(h + 4, seq);
+    uint32_t wnd = tcp_rcv_window(tl, c);
+    if (flags & TCP_SYN) {
+        wnd = wnd > 65535 ? 65535 : wnd;
+    } else {
+        wnd >>= c->rcv_ws;
+        if (wnd > 65535)
+            wnd = 65535;
+    }
+    if (flags & TCP_ACK) {
+        wr32(h + 8, c->rcv_nxt);
+        c->last_ack_sent = c->rcv_nxt;
+        c->rcv_unacked = 0;
+        c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
+        c->t_ack = TERN_NEVER;
+        uint32_t edge = c->rcv_nxt + ((flags & TCP_SYN) ? wnd : wnd << c->rcv_ws);
+        if (seq_gt(edge, c->rcv_adv))
+            c->rcv_adv = edge;
+    } else {
+        wr32(h + 8, 0);
+    }
+    h[12] = (uint8_t)(hlen << 2);
+    h[13] = flags;
+    wr16(h + 14, (uint16_t)wnd);
+    wr16(h + 16, 0);
+    wr16(h + 18, 0);
+    tern_memcpy(h + TCP_HDR_LEN, opt, olen);
+    uint32_t ps = ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP, hlen + len);
+    b->flags &= (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
+                            TERN_BUF_TX_IP_CSUM);
+    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM) {
+        b->flags |= TERN_BUF_TX_L4_CSUM;
+        b->l4_len = (uint8_t)hlen;
+        wr16(h + 16, (uint16_t)fold(ps));
+    } else {
+        if (psum == ~0u)
+            psum = tern_csum_partial(h + hlen, len, 0);
+        uint32_t s = tern_csum_partial(h, hlen, fold(ps) + psum);
+        wr16(h + 16, (uint16_t)~fold(s));
+    }
+    CTR(st, tcp_out);
+    ip4_output(st, b, st->cfg.ip, c->raddr, IP_PROTO_TCP, 0);
+}
+
+/* A fresh buffer with room for headers; counts and returns NULL when the
+ * pool is dry. */
+static tern_buf *hdr_buf(tern_stack *st)
+{
+    tern_buf *b = tern_buf_alloc(st);
+    if (!b) {
+        CTR(st, tcp_nobuf);
+        return NULL;
+    }
+    if (b->data - b->head < MAX_HDRS) {
+        tern_buf_release(st, b);
+        CTR(st, tcp_nobuf);
+        return NULL;
+    }
+    b->len = 0;
+    return b;
+}
+
+/* Send [seq, seq + len) from queue buffer q (which holds seq). */
+static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
+                      uint32_t seq, uint32_t len, uint8_t flags)
+{
+    uint32_t off = seq - bq_seq(q);
+    uint8_t *p = bq_data(q) + off;
+    if (off == 0 && len == bq_len(q) && q->refs == 1 && !q->frag &&
+        p - q->head >= MAX_HDRS) {
+        if (!(q->cb[1] & BQ_CSUM_OK)) {
+            uint32_t s = tern_csum_partial(p, len, 0);
+            q->cb[1] = (q->cb[1] & 0xffffffffu) | BQ_CSUM_OK |
+                       (uint64_t)s << 32;
+        }
+        tern_buf_ref(q);
+        q->data = p;
+        xmit(st, c, q, seq, flags, len, (uint32_t)(q->cb[1] >> 32) & 0xffff);
+        return true;
+    }
+    tern_buf *b = hdr_buf(st);
+    if (!b)
+        return false;
+    if (b->size - (uint32_t)(b->data - b->head) < len) {
+        tern_buf_release(st, b);
+        CTR(st, tcp_nobuf);
+        return false;
+    }
+    uint32_t s = tcp_copy_csum(b->data, p, len);
+    xmit(st, c, b, seq, flags, len, s);
+    return true;
+}
+
+tern_buf *sq_find(struct tern_conn *c, uint32_t seq)
+{
+    tern_buf *q = c->sq_head;
+    while (q && seq_le(bq_end(q), seq))
+        q = bq_next(q);
+    return q;
+}
+
+static void note_sent(tern_stack *st, struct tern_conn *c, uint32_t seq,
+                      uint32_t len, bool fin)
+{
+    uint32_t end = seq + len + (fin ? 1 : 0);
+    if (seq_lt(seq, c->snd_max)) {
+        CTR(st, tcp_retransmits);
+        c->retransmits++;
+        if ((c->flags & TF_RTT_TIMING) && seq_lt(seq, c->rtt_seq))
+            c->flags &= ~(uint32_t)TF_RTT_TIMING;    /* Karn */
+    }
+    if (seq_gt(end, c->snd_max)) {
+        if (!(c->flags & (TF_RTT_TIMING | TF_TS))) {
+            c->flags |= TF_RTT_TIMING;
+            c->rtt_seq = end;
+            c->rtt_at = st->now;
+        }
+        c->snd_max = end;
+    }
+    if (len) {
+        CTR(st, tcp_data_segs_out);
+        st->ctr.tcp_bytes_out += len;
+        c->bytes_sent += len;
+    }
+    if (fin)
+        c->flags |= TF_FIN_SENT;
+    if (c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST))
+        tcp_arm_rto(st, c);
+}
+
+uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,
+                        uint32_t len)
+{
+    if ((c->flags & TF_FIN_QUEUED) && seq == c->sq_end) {
+        tern_buf *b = hdr_buf(st);
+        if (!b)
+            return 0;
+        xmit(st, c, b, seq, TCP_ACK | TCP_FIN, 0, 0);
+        note_sent(st, c, seq, 0, true);
+        return 1;
+    }
+    tern_buf *q = sq_find(c, seq);
+    if (!q)
+        return 0;
+    uint32_t room = bq_end(q) - seq;
+    if (len > room)
+        len = room;
+    if (len > c->mss)
+        len = c->mss;
+    bool fin = (c->flags & TF_FIN_QUEUED) && seq + len == c->sq_end &&
+               seq_gt(c->snd_max, c->sq_end);
+    uint8_t fl = TCP_ACK | (fin ? TCP_FIN : 0);
+    if (!send_data(st, c, q, seq, len, fl))
+        return 0;
+    note_sent(st, c, seq, len, fin);
+    if (seq == c->snd_una)
+        c->rxt_mark = c->snd_max;
+    return len + (fin ? 1 : 0);
+}
+
+/* RFC 6675 NextSeg rule 1 while (cwnd - pipe) >= 1 SMSS. */
+static bool sack_rexmit(tern_stack *st, struct tern_conn *c)
+{
+    uint32_t s, l;
+    if (!sb_next_hole(c, c->rxt_next, c->mss, &s, &l))
+        return false;
+    uint32_t n = tcp_retransmit(st, c, s, l);
+    if (!n)
+        return false;
+    c->rxt_next = s + n;
+    return true;
+}
+
+/* Can [seq, seq+len) go now? May shrink len to the peer's window. */
+static bool window_allows(const struct tcp_layer *tl, struct tern_conn *c,
+                          uint32_t seq, uint32_t *len, uint32_t inflight)
+{
+    uint32_t cw = c->cwnd > inflight ? c->cwnd - inflight : 0;
+    uint32_t edge = c->snd_una + c->snd_wnd;
+    uint32_t wr = seq_gt(edge, seq) ? edge - seq : 0;
+    if (cw < *len && cw < c->mss)
+        return false;
+    if (cw < *len)
+        *len = cw;
+    if (wr < *len) {
+        /* sender SWS avoidance: a partial segment only when the peer's
+         * window is small (RFC 9293 3.8.6.2.1) */
+        if (wr == 0 || wr < (c->max_sndwnd >> 1))
+            return false;
+        *len = wr;
+    }
+    /* Nagle: a small last segment waits while data is unacknowledged */
+    if (tl->nagle && *len < c->mss && seq + *len == c->sq_end &&
+        c->snd_nxt != c->snd_una && !(c->flags & TF_FIN_QUEUED))
+        return false;
+    return true;
+}
+
+static bool can_send_data(uint8_t state)
+{
+    return state == TERN_TCP_ESTABLISHED || state == TERN_TCP_CLOSE_WAIT ||
+           state == TERN_TCP_FIN_WAIT_1 || state == TERN_TCP_CLOSING ||
+           state == TERN_TCP_LAST_ACK;
+}
+
+void tcp_output(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!can_send_data(c->state))
+        return;
+    bool sack_rec = (c->flags & (TF_RECOVERY | TF_SACK)) ==
+                    (TF_RECOVERY | TF_SACK);
+    for (;;) {
+        uint32_t inflight = sack_rec ? sb_pipe(c, c->mss)
+                                     : c->snd_nxt - c->snd_una;
+        if (sack_rec) {
+            if (inflight + c->mss > c->cwnd)
+                break;
+            if (sack_rexmit(st, c))
+                continue;
+        }
+        uint32_t seq = c->snd_nxt;
+        if (c->nsb && seq_lt(seq, c->snd_max)) {
+            uint32_t s2 = sb_skip(c, seq);
+            if (s2 != seq) {
+                c->snd_nxt = seq = s2;
+                if (seq_gt(seq, c->sq_end))
+                    c->snd_nxt = seq = c->sq_end;
+                c->sq_cur = sq_find(c, seq);
+            }
+        }
+        if (seq == c->sq_end) {
+            if ((c->flags & TF_FIN_QUEUED) && c->snd_nxt == c->sq_end) {
+                tern_buf *b = hdr_buf(st);
+                if (!b)
+                    break;
+                xmit(st, c, b, seq, TCP_ACK | TCP_FIN, 0, 0);
+                note_sent(st, c, seq, 0, true);
+                c->snd_nxt = seq + 1;
+            }
+            break;
+        }
+        tern_buf *q = c->sq_cur;
+        if (!q || seq_lt(seq, bq_seq(q)) || seq_ge(seq, bq_end(q)))
+            q = c->sq_cur = sq_find(c, seq);
+        if (!q)
+            break;
+        uint32_t len = bq_end(q) - seq;
+        if (len > c->mss)
+            len = c->mss;
+        if (c->nsb && seq_lt(seq, c->fack)) {
+            /* stop at the next SACKed range */
+            for (uint32_t i = 0; i < c->nsb; i++)
+                if (seq_gt(c->sb[i][0], seq)) {
+                    if (c->sb[i][0] - seq < len)
+                        len = c->sb[i][0] - seq;
+                    break;
+                }
+        }
+        if (!window_allows(tl, c, seq, &len, inflight))
+            break;
+        bool last = seq + len == c->sq_end;
+        bool fin = last && (c->flags & TF_FIN_QUEUED);
+        uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | (fin ? TCP_FIN : 0);
+        if (!send_data(st, c, q, seq, len, fl))
+            break;
+        note_sent(st, c, seq, len, fin);
+        c->snd_nxt = seq + len + (fin ? 1 : 0);
+        if (seq_ge(c->snd_nxt, bq_end(q)))
+            c->sq_cur = bq_next(q);
+    }
+    tcp_rearm(st, c);
+}
+
+static void ctl_send(tern_stack *st, struct tern_conn *c, uint32_t seq,
+                     uint8_t flags)
+{
+    tern_buf *b = hdr_buf(st);
+    if (!b) {
+        if (flags == TCP_ACK) {       /* retry from the timer */
+            c->flags |= TF_ACK_DELAYED;
+            c->t_ack = st->now + TERN_NS_PER_MS;
+            conn_timer_update(st, c);
+        }
+        return;
+    }
+    xmit(st, c, b, seq, flags, 0, 0);
+}
+
+void tcp_send_ack(tern_stack *st, struct tern_conn *c)
+{
+    CTR(st, tcp_pure_acks_out);
+    ctl_send(st, c, c->snd_nxt, TCP_ACK);
+}
+
+void tcp_send_probe(tern_stack *st, struct tern_conn *c)
+{
+    ctl_send(st, c, c->snd_una - 1, TCP_ACK);
+}
+
+void tcp_send_syn(tern_stack *st, struct tern_conn *c)
+{
+    uint8_t fl = c->state == TERN_TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK;
+    ctl_send(st, c, c->iss, fl);
+    if (c->snd_max == c->iss)
+        c->snd_max = c->iss + 1;
+    c->snd_nxt = c->iss + 1;
+}
+
+void tcp_send_rst_conn(tern_stack *st, struct tern_conn *c)
+{
+    CTR(st, tcp_rst_out);
+    ctl_send(st, c, c->snd_nxt, TCP_RST | TCP_ACK);
+}
+
+/* Segments without a connection: a throw-away conn view on the stack. */
+static void raw_send(tern_stack *st, const tcp_seg *s, uint32_t seq,
+                     uint32_t ack, uint8_t flags, struct tern_conn *tmpl)
+{
+    tern_buf *b = hdr_buf(st);
+    if (!b)
+        return;
+    tmpl->raddr = s->src;
+    tmpl->rport = s->sport;
+    tmpl->lport = s->dport;
+    tmpl->rcv_nxt = ack;
+    tmpl->rcv_adv = ack;
+    xmit(st, tmpl, b, seq, flags, 0, 0);
+}
+
+void tcp_send_rst_reply(tern_stack *st, const tcp_seg *s)
+{
+    struct tern_conn t;
+    tern_memset(&t, 0, sizeof t);
+    t.rcv_unread = ~0u;            /* window 0 */
+    CTR(st, tcp_rst_out);
+    if (s->flags & TCP_ACK) {
+        raw_send(st, s, s->ack, 0, TCP_RST, &t);
+    } else {
+        uint32_t ack = s->seq + s->len + ((s->flags & TCP_SYN) ? 1 : 0) +
+                       ((s->flags & TCP_FIN) ? 1 : 0);
+        raw_send(st, s, 0, ack, TCP_RST | TCP_ACK, &t);
+    }
+}
+
+void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
+                            uint16_t mss, int ws, bool sack, bool ts,
+                            uint32_t tsval)
+{
+    (void)mss;
+    struct tern_conn t;
+    tern_memset(&t, 0, sizeof t);
+    t.state = TERN_TCP_SYN_RECEIVED;
+    t.flags = (ws >= 0 ? TF_WS : 0) | (sack ? TF_SACK : 0) | (ts ? TF_TS : 0);
+    t.rcv_ws = ws >= 0 ? TL(st)->rcv_ws : 0;
+    t.ts_recent = s->o.tsval;
+    /* xmit adds ts_now + ts_off: make it come out as tsval */
+    t.ts_off = tsval - ts_now(st->now);
+    raw_send(st, s, iss, s->seq + 1, TCP_SYN | TCP_ACK, &t);
+}

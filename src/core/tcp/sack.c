@@ -1,0 +1,205 @@
+/* sack.c - RFC 2018 SACK. Sender: a scoreboard of at most TCP_SB_MAX
+ * disjoint SACKed ranges above snd_una, kept sorted and merged, with the
+ * RFC 6675 queries (IsLost, NextSeg rule 1, pipe) answered by one pass
+ * over those few ranges. Receiver: the blocks we announce, built from the
+ * out-of-order queue, the range holding the latest arrival first. */
+#include "tcp.h"
+
+void sb_clear(struct tern_conn *c)
+{
+    c->nsb = 0;
+    c->sacked = 0;
+    c->fack = c->snd_una;
+}
+
+static void sb_sum(struct tern_conn *c)
+{
+    uint32_t sum = 0;
+    for (uint32_t i = 0; i < c->nsb; i++)
+        sum += c->sb[i][1] - c->sb[i][0];
+    c->sacked = sum;
+    c->fack = c->nsb ? c->sb[c->nsb - 1][1] : c->snd_una;
+}
+
+/* Insert [s, e) keeping the array sorted and disjoint. */
+static void sb_insert(struct tern_conn *c, uint32_t s, uint32_t e)
+{
+    uint32_t n = c->nsb, i = 0;
+    while (i < n && seq_lt(c->sb[i][1], s))
+        i++;
+    /* ranges i..j-1 overlap or touch [s, e) */
+    uint32_t j = i;
+    while (j < n && seq_le(c->sb[j][0], e)) {
+        if (seq_lt(c->sb[j][0], s))
+            s = c->sb[j][0];
+        if (seq_gt(c->sb[j][1], e))
+            e = c->sb[j][1];
+        j++;
+    }
+    if (j == i) {               /* no overlap: open a slot at i */
+        if (n == TCP_SB_MAX) {
+            if (i == n)
+                return;         /* above everything kept: forget it */
+            n--;                /* drop the highest range */
+        }
+        for (uint32_t k = n; k > i; k--) {
+            c->sb[k][0] = c->sb[k - 1][0];
+            c->sb[k][1] = c->sb[k - 1][1];
+        }
+        n++;
+    } else if (j > i + 1) {     /* merged several: close the gap */
+        uint32_t gone = j - i - 1;
+        for (uint32_t k = i + 1; k + gone < n; k++) {
+            c->sb[k][0] = c->sb[k + gone][0];
+            c->sb[k][1] = c->sb[k + gone][1];
+        }
+        n -= gone;
+    }
+    c->sb[i][0] = s;
+    c->sb[i][1] = e;
+    c->nsb = (uint8_t)n;
+}
+
+uint32_t sb_update(struct tern_conn *c, const tcp_opts *o)
+{
+    uint32_t before = c->sacked;
+    for (uint32_t k = 0; k < o->nsack; k++) {
+        uint32_t s = o->sack[k][0], e = o->sack[k][1];
+        /* ignore D-SACKs and blocks outside what we sent */
+        if (!seq_lt(s, e) || seq_le(e, c->snd_una) || seq_gt(e, c->snd_max))
+            continue;
+        if (seq_lt(s, c->snd_una))
+            s = c->snd_una;
+        sb_insert(c, s, e);
+    }
+    sb_sum(c);
+    return c->sacked > before ? c->sacked - before : 0;
+}
+
+void sb_ack(struct tern_conn *c)
+{
+    uint32_t i = 0, n = c->nsb;
+    while (i < n && seq_le(c->sb[i][1], c->snd_una))
+        i++;
+    if (i) {
+        for (uint32_t k = i; k < n; k++) {
+            c->sb[k - i][0] = c->sb[k][0];
+            c->sb[k - i][1] = c->sb[k][1];
+        }
+        n -= i;
+    }
+    if (n && seq_lt(c->sb[0][0], c->snd_una))
+        c->sb[0][0] = c->snd_una;
+    c->nsb = (uint8_t)n;
+    sb_sum(c);
+}
+
+uint32_t sb_skip(const struct tern_conn *c, uint32_t seq)
+{
+    for (uint32_t i = 0; i < c->nsb; i++) {
+        if (seq_lt(seq, c->sb[i][0]))
+            break;
+        if (seq_lt(seq, c->sb[i][1]))
+            return c->sb[i][1];
+    }
+    return seq;
+}
+
+/* Every unSACKed byte below the returned seq is lost (RFC 6675 IsLost is
+ * monotone: more is SACKed above a lower byte). */
+static uint32_t sb_loss_bound(const struct tern_conn *c, uint32_t mss)
+{
+    uint32_t above = 0;
+    for (uint32_t i = c->nsb; i-- > 0;) {
+        above += c->sb[i][1] - c->sb[i][0];
+        if (c->nsb - i >= TCP_DUPTHRESH ||
+            above > (TCP_DUPTHRESH - 1) * mss)
+            return c->sb[i][0];
+    }
+    return c->snd_una;
+}
+
+bool sb_is_lost(const struct tern_conn *c, uint32_t seq, uint32_t mss)
+{
+    return seq_lt(seq, sb_loss_bound(c, mss));
+}
+
+bool sb_next_hole(const struct tern_conn *c, uint32_t from, uint32_t mss,
+                  uint32_t *seq, uint32_t *len)
+{
+    uint32_t bound = sb_loss_bound(c, mss);
+    uint32_t hs = c->snd_una;
+    for (uint32_t i = 0; i <= c->nsb; i++) {
+        uint32_t he = i < c->nsb ? c->sb[i][0] : bound;
+        if (seq_gt(he, bound))
+            he = bound;
+        uint32_t s = seq_gt(from, hs) ? from : hs;
+        if (seq_lt(s, he)) {
+            *seq = s;
+            *len = he - s < mss ? he - s : mss;
+            return true;
+        }
+        if (i == c->nsb || !seq_lt(c->sb[i][1], bound))
+            break;
+        hs = c->sb[i][1];
+    }
+    return false;
+}
+
+uint32_t sb_pipe(const struct tern_conn *c, uint32_t mss)
+{
+    /* in flight: everything sent and not acked, minus SACKed bytes,
+     * minus lost bytes not yet retransmitted (those at or above rxt_next
+     * below the loss bound) */
+    uint32_t bound = sb_loss_bound(c, mss);
+    uint32_t from = seq_gt(c->rxt_next, c->snd_una) ? c->rxt_next : c->snd_una;
+    uint32_t lost = 0, hs = c->snd_una;
+    for (uint32_t i = 0; i <= c->nsb && seq_lt(hs, bound); i++) {
+        uint32_t he = i < c->nsb ? c->sb[i][0] : bound;
+        if (seq_gt(he, bound))
+            he = bound;
+        uint32_t s = seq_gt(from, hs) ? from : hs;
+        if (seq_lt(s, he))
+            lost += he - s;
+        if (i == c->nsb)
+            break;
+        hs = c->sb[i][1];
+    }
+    uint32_t out = c->snd_max - c->snd_una;
+    uint32_t sub = c->sacked + lost;
+    return out > sub ? out - sub : 0;
+}
+
+uint32_t sack_blocks(const struct tern_conn *c, uint32_t (*out)[2],
+                     uint32_t max)
+{
+    uint32_t n = 1;
+    bool found = false;
+    const tern_buf *b = c->ooo_head;
+    while (b) {
+        uint32_t s = bq_seq(b), e = bq_end(b);
+        b = bq_next(b);
+        while (b && seq_le(bq_seq(b), e)) {
+            if (seq_gt(bq_end(b), e))
+                e = bq_end(b);
+            b = bq_next(b);
+        }
+        if (!found && seq_ge(c->ooo_recent, s) && seq_lt(c->ooo_recent, e)) {
+            out[0][0] = s;
+            out[0][1] = e;
+            found = true;
+        } else if (n < max) {
+            out[n][0] = s;
+            out[n][1] = e;
+            n++;
+        }
+    }
+    if (!found) {
+        for (uint32_t i = 1; i < n; i++) {
+            out[i - 1][0] = out[i][0];
+            out[i - 1][1] = out[i][1];
+        }
+        n--;
+    }
+    return n;
+}

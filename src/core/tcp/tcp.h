@@ -1,0 +1,397 @@
+/* tcp.h - internal types of the TCP layer: the connection (hot fields
+ * first), the layer state, the timer wheel and the helpers the files of
+ * src/core/tcp share. Not part of the public API. */
+#ifndef TERN_TCP_H
+#define TERN_TCP_H
+
+#include "stack.h"
+
+/* ---- wire ---- */
+#define TCP_HDR_LEN 20
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define TCP_PSH 0x08
+#define TCP_ACK 0x10
+#define TCP_URG 0x20
+
+#define TCPOPT_EOL 0
+#define TCPOPT_NOP 1
+#define TCPOPT_MSS 2
+#define TCPOPT_WS 3
+#define TCPOPT_SACK_PERM 4
+#define TCPOPT_SACK 5
+#define TCPOPT_TS 8
+
+#define TCP_MAX_WS 14
+#define TCP_MSS_FLOOR 64      /* smallest peer MSS we accept (see docs) */
+#define TCP_MSS_DEFAULT 536   /* RFC 9293: when the peer sends none */
+#define TCP_TS_LEN 12         /* NOP NOP TS(10) */
+#define TCP_DUPTHRESH 3
+#define TCP_SB_MAX 8          /* SACK scoreboard ranges kept */
+#define TCP_NIL 0xffffffffu
+
+/* ---- parsed options and segment ---- */
+enum {
+    OPT_MSS = 1, OPT_WS = 2, OPT_SACK_PERM = 4, OPT_TS = 8, OPT_SACK = 16,
+};
+
+typedef struct tcp_opts {
+    uint8_t has;              /* OPT_* */
+    uint8_t ws;
+    uint8_t nsack;
+    uint16_t mss;
+    uint32_t tsval, tsecr;
+    uint32_t sack[4][2];      /* [start, end) */
+} tcp_opts;
+
+typedef struct tcp_seg {
+    tern_buf *buf;
+    uint8_t *payload;
+    uint32_t len;             /* payload bytes */
+    uint32_t seq, ack;
+    uint32_t wnd;             /* raw window field */
+    uint8_t flags;
+    uint16_t sport, dport;
+    uint32_t src;
+    tcp_opts o;
+} tcp_seg;
+
+/* ---- connection flags (tern_conn.flags) ---- */
+enum {
+    TF_SACK = 1u << 0,        /* SACK permitted both ways */
+    TF_TS = 1u << 1,          /* timestamps negotiated */
+    TF_WS = 1u << 2,          /* window scaling negotiated */
+    TF_ACK_NOW = 1u << 3,     /* an ACK must leave at the end of the burst */
+    TF_ACK_DELAYED = 1u << 4, /* an ACK is owed, delack timer armed */
+    TF_FIN_QUEUED = 1u << 5,  /* the app shut down: FIN after sq_end */
+    TF_FIN_SENT = 1u << 6,
+    TF_FIN_RCVD = 1u << 7,    /* peer's FIN consumed (rcv_nxt covers it) */
+    TF_APP_CLOSED = 1u << 8,  /* tern_tcp_close: deliver nothing more */
+    TF_CLOSED_CB = 1u << 9,   /* cb.closed has run; the handle is dead */
+    TF_PENDING = 1u << 10,    /* on the end-of-burst list */
+    TF_RECOVERY = 1u << 11,   /* fast recovery (RFC 6582 / 6675) */
+    TF_RTT_TIMING = 1u << 12, /* rtt_seq/rtt_at time a segment (Karn) */
+    TF_PASSIVE = 1u << 13,    /* made by a listener */
+    TF_OUTPUT = 1u << 14,     /* run output at the end of the burst */
+    TF_WND_UPDATE = 1u << 15, /* window grew: advertise it */
+    TF_HALF_OPEN = 1u << 16,  /* counted in tcp_layer.half_open */
+    TF_IN_WHEEL = 1u << 17,
+    TF_APP = 1u << 18,        /* the app holds the handle */
+    TF_WAS_EST = 1u << 19,    /* reached ESTABLISHED once */
+    TF_PERSIST = 1u << 20,    /* t_rtx is the zero-window probe timer */
+};
+
+/* ---- congestion control ---- */
+typedef struct tcp_cubic {
+    uint32_t w_max;           /* bytes before the last reduction */
+    uint32_t k;               /* 2^-10 s until cwnd regains w_max */
+    uint32_t acc;             /* growth remainder (bytes * 2^10 or bytes) */
+    uint32_t pad_;
+    uint64_t w_est;           /* Reno-friendly estimate, bytes * 2^10 */
+    uint64_t epoch;           /* ns start of avoidance epoch, 0 = none */
+} tcp_cubic;
+
+struct tern_conn;
+typedef struct tcp_cc_ops {
+    const char *name;
+    void (*init)(struct tern_conn *c);
+    /* bytes newly acked outside recovery; rtt_us 0 = no sample */
+    void (*on_ack)(struct tern_conn *c, uint32_t acked, uint32_t rtt_us,
+                   uint64_t now);
+    /* loss detected by dupacks/SACK: set ssthresh (cwnd set by caller) */
+    void (*on_loss)(struct tern_conn *c, uint64_t now);
+    /* retransmission timeout */
+    void (*on_rto)(struct tern_conn *c, uint64_t now);
+} tcp_cc_ops;
+
+extern const tcp_cc_ops tcp_cc_newreno;
+extern const tcp_cc_ops tcp_cc_cubic;
+
+/* ---- the connection: hot receive/ACK fields first ---- */
+struct tern_conn {
+    /* cache line 0: demux, sequence space, the per-segment fast path */
+    uint32_t raddr;           /* peer, host order */
+    uint16_t rport, lport;
+    uint32_t hnext;           /* hash chain */
+    uint32_t flags;           /* TF_* */
+    uint8_t state;            /* enum tern_tcp_state */
+    uint8_t snd_ws, rcv_ws;
+    uint8_t dupacks;
+    uint32_t rcv_nxt;
+    uint32_t rcv_adv;         /* right edge we advertised */
+    uint32_t rcv_unread;      /* handed to recv, not consumed */
+    uint32_t rcv_unacked;     /* bytes received since our last ACK */
+    uint32_t ts_recent;
+    uint32_t last_ack_sent;
+    uint32_t snd_una, snd_nxt, snd_max;
+    uint32_t snd_wnd;         /* bytes */
+    uint32_t cwnd;
+    uint16_t mss;             /* payload per segment (options deducted) */
+    uint16_t rcv_mss;         /* what we announced */
+
+    /* cache line 1: send queue and window bookkeeping */
+    tern_buf *sq_head, *sq_tail;
+    tern_buf *sq_cur;         /* buffer holding snd_nxt, or NULL */
+    uint32_t sq_end;          /* seq after the last queued byte */
+    uint32_t snd_wl1, snd_wl2;
+    uint32_t ssthresh;
+    uint32_t max_sndwnd;
+    uint32_t ts_off;          /* our TSval offset (RFC 7323 5.4) */
+    uint32_t recover;         /* RFC 6582 */
+    uint32_t rxt_next;        /* RFC 6675: next hole seq to retransmit */
+    uint32_t rxt_mark;        /* snd_max when snd_una was last resent */
+    uint32_t rtt_seq;
+    uint64_t rtt_at;
+    void *user;
+
+    /* timers */
+    uint64_t t_rtx;           /* RTO / persist / keepalive / 2MSL */
+    uint64_t t_ack;           /* delayed ACK */
+    uint64_t t_wheel;         /* deadline the wheel entry was filed at */
+    uint64_t last_rcv;        /* time of the last segment (keep-alive) */
+    uint32_t w_prev, w_next;
+    uint32_t w_slot;          /* wheel slot the conn is filed in */
+    uint32_t srtt_us, rttvar_us, rto_ms;
+    uint8_t backoff;          /* RTO expiries in a row */
+    uint8_t probes;           /* unanswered persist/keep-alive probes */
+    uint8_t syn_tries;
+    uint8_t nsb;              /* scoreboard ranges */
+    uint32_t iss, irs;
+    uint32_t pend_next;       /* end-of-burst list */
+    uint32_t gen;             /* bumped when the slot is freed */
+    uint32_t idx;
+
+    /* SACK scoreboard (sender side): ranges above snd_una, sorted */
+    uint32_t sb[TCP_SB_MAX][2];
+    uint32_t sacked;          /* bytes in sb */
+    uint32_t fack;            /* highest SACKed seq */
+
+    /* out-of-order receive queue: the received buffers themselves */
+    tern_buf *ooo_head, *ooo_tail;
+    uint32_t ooo_n;
+    uint32_t ooo_recent;      /* seq of the latest ooo arrival (SACK #1) */
+
+    uint64_t chack_at;        /* last challenge ACK (RFC 5961) */
+    tcp_cubic cc;
+
+    uint64_t bytes_sent, bytes_acked, bytes_received;
+    uint32_t retransmits;
+};
+
+/* ---- send / ooo queue metadata kept in tern_buf.cb ---- */
+/* cb[0] = seq | len << 32; cb[1] = payload offset from head | csum << 32
+ * (bit 48 = csum valid, bit 49 = FIN after this segment (ooo)); cb[2] =
+ * next buffer of our queue (we never use tern_buf.next, which the driver
+ * may own while a frame of ours is in flight). */
+#define BQ_CSUM_OK (1ull << 48)
+#define BQ_FIN (1ull << 49)
+static inline uint32_t bq_seq(const tern_buf *b) { return (uint32_t)b->cb[0]; }
+static inline uint32_t bq_len(const tern_buf *b) { return (uint32_t)(b->cb[0] >> 32); }
+static inline uint32_t bq_end(const tern_buf *b) { return bq_seq(b) + bq_len(b); }
+static inline uint8_t *bq_data(const tern_buf *b)
+{
+    return b->head + (uint32_t)b->cb[1];
+}
+static inline tern_buf *bq_next(const tern_buf *b)
+{
+    return (tern_buf *)(uintptr_t)b->cb[2];
+}
+static inline void bq_set_next(tern_buf *b, tern_buf *n)
+{
+    b->cb[2] = (uint64_t)(uintptr_t)n;
+}
+static inline void bq_set(tern_buf *b, uint32_t seq, uint32_t len,
+                          const uint8_t *data)
+{
+    b->cb[0] = (uint64_t)seq | (uint64_t)len << 32;
+    b->cb[1] = (uint64_t)(uint32_t)(data - b->head);
+}
+
+/* ---- timer wheel ---- */
+#define TW_BITS 11
+#define TW_SLOTS (1u << TW_BITS)
+#define TW_SHIFT 20           /* ~1.05 ms per tick */
+typedef struct tcp_wheel {
+    uint64_t cur;             /* tick processed last */
+    uint32_t slot[TW_SLOTS];  /* head conn index per slot */
+    uint64_t bits[TW_SLOTS / 64];
+} tcp_wheel;
+
+struct tcp_listener {
+    uint16_t port;            /* 0 = free */
+    void *user;
+};
+
+/* ---- the layer ---- */
+struct tcp_layer {
+    struct tern_conn *conns;
+    uint32_t nconns;
+    uint32_t free_head;       /* LIFO free list through hnext */
+    uint32_t used;
+    uint32_t half_open;
+    uint32_t *hash;
+    uint32_t hash_mask;
+    uint64_t hk0, hk1;        /* table hash keys (from the secret) */
+    struct tcp_listener *lis;
+    uint32_t nlis;
+    uint32_t pend_head;       /* conns needing output/ACK at burst end */
+    bool in_input;
+    const tcp_cc_ops *cc;
+    uint32_t port_next;       /* RFC 6056 algorithm 3 counter */
+    uint32_t chack_tokens;    /* global challenge-ACK budget */
+    uint64_t chack_refill;
+    /* config, normalised */
+    uint32_t rcv_buf, snd_buf, ooo_max;
+    uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
+    uint32_t max_retries, syn_retries;
+    uint64_t delack_ns, keepalive_ns, time_wait_ns;
+    uint16_t our_mss;         /* MTU - 40 */
+    uint8_t rcv_ws;
+    bool sack, ts, ws, nagle, delack;
+    tcp_wheel wheel;
+};
+
+static inline struct tcp_layer *TL(tern_stack *st) { return st->tcp; }
+static inline uint32_t conn_flight(const struct tern_conn *c)
+{
+    return c->snd_nxt - c->snd_una;
+}
+static inline uint64_t ms_ns(uint64_t ms) { return ms * TERN_NS_PER_MS; }
+/* TSval clock: ~1 ms ticks of 2^20 ns. */
+static inline uint32_t ts_now(uint64_t now) { return (uint32_t)(now >> 20); }
+
+/* ---- conn_table.c ---- */
+struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
+                              uint16_t lport);
+struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
+                             uint16_t lport);
+/* Drop everything the conn holds, unlink it and put it on the free list. */
+void conn_free(tern_stack *st, struct tern_conn *c);
+/* Run cb.closed once (if the app still holds the handle), then free. */
+void conn_close(tern_stack *st, struct tern_conn *c, int reason);
+/* Tell the app the connection ended, but keep the conn (TIME_WAIT). */
+void conn_notify_closed(tern_stack *st, struct tern_conn *c, int reason);
+void conn_set_state(tern_stack *st, struct tern_conn *c, uint8_t state);
+struct tcp_listener *listener_find(tern_stack *st, uint16_t port);
+void conn_pend(tern_stack *st, struct tern_conn *c, uint32_t why);
+
+/* ---- timer_wheel.c ---- */
+void tw_init(struct tcp_layer *tl, uint64_t now);
+void tw_schedule(struct tcp_layer *tl, struct tern_conn *c, uint64_t at);
+void tw_cancel(struct tcp_layer *tl, struct tern_conn *c);
+/* Fire due conns through fn; returns the next deadline or TERN_NEVER. */
+uint64_t tw_run(tern_stack *st, uint64_t now,
+                void (*fn)(tern_stack *, struct tern_conn *, uint64_t));
+uint64_t tw_next(const struct tcp_layer *tl, uint64_t now);
+/* Re-file the conn at min(t_rtx, t_ack) if that is earlier than filed. */
+void conn_timer_update(tern_stack *st, struct tern_conn *c);
+
+/* ---- timers.c ---- */
+void tcp_timer_fire(tern_stack *st, struct tern_conn *c, uint64_t now);
+void tcp_arm_rto(tern_stack *st, struct tern_conn *c);
+/* Arm or disarm t_rtx to fit the state (RTO, persist, keepalive). */
+void tcp_rearm(tern_stack *st, struct tern_conn *c);
+void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c);
+
+/* ---- options.c ---- */
+/* Parse the options of a header of hlen bytes. false = malformed. */
+bool tcp_opts_parse(const uint8_t *opt, uint32_t len, bool syn, tcp_opts *o);
+/* Write the options of a SYN / SYN-ACK; returns bytes (multiple of 4). */
+uint32_t tcp_opts_syn(uint8_t *p, uint16_t mss, int ws, bool sack, bool ts,
+                      uint32_t tsval, uint32_t tsecr);
+/* TS and SACK blocks of an established segment; returns bytes. */
+uint32_t tcp_opts_est(uint8_t *p, bool ts, uint32_t tsval, uint32_t tsecr,
+                      const uint32_t (*sack)[2], uint32_t nsack);
+
+/* ---- rtt.c ---- */
+void rtt_init(tern_stack *st, struct tern_conn *c);
+void rtt_sample(tern_stack *st, struct tern_conn *c, uint32_t rtt_us);
+
+/* ---- sack.c ---- */
+void sb_clear(struct tern_conn *c);
+/* Merge received SACK blocks; returns bytes newly SACKed. */
+uint32_t sb_update(struct tern_conn *c, const tcp_opts *o);
+/* Drop scoreboard parts at or below snd_una. */
+void sb_ack(struct tern_conn *c);
+/* If seq is inside a SACKed range, the end of it; else seq. */
+uint32_t sb_skip(const struct tern_conn *c, uint32_t seq);
+/* RFC 6675: IsLost(seq) */
+bool sb_is_lost(const struct tern_conn *c, uint32_t seq, uint32_t mss);
+/* RFC 6675 NextSeg rule 1: first lost, unSACKed byte >= from, with the
+ * length of its hole (capped by mss); false if none. */
+bool sb_next_hole(const struct tern_conn *c, uint32_t from, uint32_t mss,
+                  uint32_t *seq, uint32_t *len);
+/* RFC 6675 pipe. */
+uint32_t sb_pipe(const struct tern_conn *c, uint32_t mss);
+/* Receiver side: SACK blocks from the ooo queue, most recent first. */
+uint32_t sack_blocks(const struct tern_conn *c, uint32_t (*out)[2],
+                     uint32_t max);
+
+/* ---- ooo.c ---- */
+/* Keep an out-of-order segment (takes the buffer reference or releases). */
+void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                uint8_t *data, uint32_t seq, uint32_t len, bool fin);
+/* Next queued buffer that starts at or below rcv_nxt (trimming stale
+ * ones), or NULL. Unlinked; data and len describe the new bytes. */
+tern_buf *ooo_pop(tern_stack *st, struct tern_conn *c, uint8_t **data,
+                  uint32_t *len, bool *fin);
+void ooo_purge(tern_stack *st, struct tern_conn *c);
+
+/* ---- output.c ---- */
+/* Send what the windows allow; ACK rides on data. */
+void tcp_output(tern_stack *st, struct tern_conn *c);
+/* A pure ACK now (or a window probe / keep-alive with seq). */
+void tcp_send_ack(tern_stack *st, struct tern_conn *c);
+void tcp_send_probe(tern_stack *st, struct tern_conn *c);
+void tcp_send_syn(tern_stack *st, struct tern_conn *c);
+/* RST for a conn (seq snd_nxt) */
+void tcp_send_rst_conn(tern_stack *st, struct tern_conn *c);
+/* RST (or RST|ACK) in answer to a segment with no conn (RFC 9293 3.10.7.1). */
+void tcp_send_rst_reply(tern_stack *st, const tcp_seg *s);
+/* Retransmit up to len bytes at seq (one segment, FIN included when it
+ * follows); returns the sequence space sent, 0 if nothing left. */
+uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,
+                        uint32_t len);
+/* The send-queue buffer holding seq, or NULL. */
+tern_buf *sq_find(struct tern_conn *c, uint32_t seq);
+/* The receive window to announce (bytes, not scaled). */
+uint32_t tcp_rcv_window(const struct tcp_layer *tl, struct tern_conn *c);
+/* Send a SYN-ACK from a listener without a conn (SYN cookie). */
+void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
+                            uint16_t mss, int ws, bool sack, bool ts,
+                            uint32_t tsval);
+/* Fused copy and Internet checksum; returns the folded partial sum. */
+uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len);
+
+/* ---- input*.c ---- */
+void tcp_input_listen(tern_stack *st, tcp_seg *s, struct tcp_listener *l);
+void tcp_input_syn_sent(tern_stack *st, struct tern_conn *c, tcp_seg *s);
+void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s);
+/* Negotiated parameters from a SYN's options. */
+void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c,
+                        const tcp_opts *o);
+/* ACK processing; false when the segment must go no further (bad ACK,
+ * or the conn was closed). */
+bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
+/* Rate-limited challenge ACK (RFC 5961). */
+void tcp_challenge_ack(tern_stack *st, struct tern_conn *c);
+
+/* ---- isn.c ---- */
+uint32_t tcp_isn(tern_stack *st, uint32_t laddr, uint16_t lport,
+                 uint32_t raddr, uint16_t rport, uint64_t now);
+uint32_t tcp_cookie_make(tern_stack *st, const tcp_seg *s, uint32_t mss_idx,
+                         uint64_t now);
+/* Returns the MSS of a valid cookie (ack-1) or 0. */
+uint16_t tcp_cookie_check(tern_stack *st, const tcp_seg *s, uint32_t cookie,
+                          uint64_t now);
+uint32_t tcp_cookie_mss_idx(uint16_t mss);
+/* RFC 6056 ephemeral port; 0 when none is free. */
+uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport);
+
+/* ---- rss.c ---- */
+/* Queue a received 4-tuple (reply direction src=peer) lands on. */
+uint16_t rss_queue_of(const tern_config *cfg, uint32_t src, uint32_t dst,
+                      uint16_t sport, uint16_t dport);
+
+#endif

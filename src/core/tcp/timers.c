@@ -1,0 +1,202 @@
+/* timers.c - what happens when a connection's deadline passes: delayed
+ * ACK, retransmission timeout (RFC 6298 5.4-5.7, RFC 5681 on loss), SYN
+ * retries, zero-window probes, keep-alive, FIN_WAIT_2 and TIME_WAIT expiry.
+ * One t_rtx deadline per conn serves all but the delayed ACK; its meaning
+ * follows from the state (tcp_rearm). */
+#include "cc.h"
+
+static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
+{
+    uint64_t r = (uint64_t)c->rto_ms << (c->backoff > 20 ? 20 : c->backoff);
+    return r > tl->rto_max_ms ? tl->rto_max_ms : (uint32_t)r;
+}
+
+void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
+{
+    c->flags &= ~(uint32_t)TF_PERSIST;
+    c->t_rtx = st->now + ms_ns(rto_cur(TL(st), c));
+    conn_timer_update(st, c);
+}
+
+static bool synced_open(uint8_t s)
+{
+    return s == TERN_TCP_ESTABLISHED || s == TERN_TCP_CLOSE_WAIT;
+}
+
+void tcp_rearm(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (c->state == TERN_TCP_TIME_WAIT || c->state == TERN_TCP_SYN_SENT ||
+        c->state == TERN_TCP_SYN_RECEIVED)
+        return;
+    if (c->snd_max != c->snd_una) {
+        if (c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST))
+            tcp_arm_rto(st, c);
+        return;
+    }
+    c->backoff = c->flags & TF_PERSIST ? c->backoff : 0;
+    if (c->sq_end != c->snd_nxt) {        /* unsent, window or pool */
+        if (!(c->flags & TF_PERSIST) || c->t_rtx == TERN_NEVER) {
+            c->flags |= TF_PERSIST;
+            c->t_rtx = st->now + ms_ns(rto_cur(tl, c));
+        }
+    } else if (tl->keepalive_ns && synced_open(c->state)) {
+        c->flags &= ~(uint32_t)TF_PERSIST;
+        c->t_rtx = c->last_rcv + tl->keepalive_ns * (1u + c->probes);
+    } else if (c->state == TERN_TCP_FIN_WAIT_2 &&
+               (c->flags & TF_APP_CLOSED)) {
+        c->flags &= ~(uint32_t)TF_PERSIST;
+        c->t_rtx = c->last_rcv + tl->time_wait_ns;
+    } else {
+        c->flags &= ~(uint32_t)TF_PERSIST;
+        c->t_rtx = TERN_NEVER;
+    }
+    conn_timer_update(st, c);
+}
+
+void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c)
+{
+    conn_set_state(st, c, TERN_TCP_TIME_WAIT);
+    ooo_purge(st, c);
+    c->flags &= ~(uint32_t)TF_PERSIST;
+    c->t_rtx = st->now + TL(st)->time_wait_ns;
+    conn_timer_update(st, c);
+    conn_notify_closed(st, c, TERN_CLOSE_NORMAL);
+}
+
+static void give_up(tern_stack *st, struct tern_conn *c)
+{
+    int reason = TERN_CLOSE_TIMEOUT;
+    if (c->state == TERN_TCP_SYN_SENT) {
+        CTR(st, tcp_attempt_fails);
+        uint32_t nh = ip4_is_local(st, c->raddr) ? c->raddr : st->cfg.gateway;
+        if (!nh || !arp_lookup(st, nh))
+            reason = TERN_CLOSE_NO_ROUTE;
+    }
+    CTR(st, tcp_timeouts);
+    conn_close(st, c, reason);
+}
+
+static void syn_timeout(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (c->syn_tries >= tl->syn_retries) {
+        if (c->state == TERN_TCP_SYN_RECEIVED && !(c->flags & TF_APP)) {
+            conn_free(st, c);             /* the app never saw it */
+            return;
+        }
+        give_up(st, c);
+        return;
+    }
+    c->syn_tries++;
+    c->backoff++;
+    CTR(st, tcp_retransmits);
+    tcp_send_syn(st, c);
+    tcp_arm_rto(st, c);
+}
+
+static void rto_expired(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (c->backoff >= tl->max_retries) {
+        give_up(st, c);
+        return;
+    }
+    CTR(st, tcp_rto_expiries);
+    if (c->backoff == 0)
+        tl->cc->on_rto(c, st->now);
+    else
+        c->cwnd = c->mss;
+    c->backoff++;
+    c->flags &= ~(uint32_t)(TF_RECOVERY | TF_RTT_TIMING);
+    c->recover = c->snd_max;
+    c->dupacks = 0;
+    /* go back: resend from snd_una (SACKed ranges are skipped later) */
+    c->snd_nxt = c->snd_una;
+    c->rxt_next = c->snd_una;
+    c->snd_nxt = c->snd_una + tcp_retransmit(st, c, c->snd_una, c->mss);
+    c->sq_cur = sq_find(c, c->snd_nxt);
+    tcp_arm_rto(st, c);
+}
+
+static void persist_expired(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    tcp_output(st, c);                  /* the window may have opened */
+    if (c->snd_max != c->snd_una || c->sq_end == c->snd_nxt)
+        return;
+    if (c->probes >= tl->max_retries) {
+        give_up(st, c);
+        return;
+    }
+    c->probes++;
+    if (c->backoff < 30)
+        c->backoff++;
+    CTR(st, tcp_zero_window_probes);
+    tcp_send_probe(st, c);
+    c->flags |= TF_PERSIST;
+    c->t_rtx = st->now + ms_ns(rto_cur(tl, c));
+}
+
+static void idle_expired(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (c->state == TERN_TCP_FIN_WAIT_2) {
+        conn_close(st, c, TERN_CLOSE_NORMAL);
+        return;
+    }
+    if (!tl->keepalive_ns || !synced_open(c->state))
+        return;
+    if (st->now - c->last_rcv < tl->keepalive_ns) {
+        tcp_rearm(st, c);
+        return;
+    }
+    if (c->probes >= tl->max_retries) {
+        give_up(st, c);
+        return;
+    }
+    c->probes++;
+    CTR(st, tcp_keepalive_probes);
+    tcp_send_probe(st, c);
+    c->t_rtx = c->last_rcv + tl->keepalive_ns * (1u + c->probes);
+}
+
+static void rtx_fire(tern_stack *st, struct tern_conn *c)
+{
+    switch (c->state) {
+    case TERN_TCP_TIME_WAIT:
+        conn_free(st, c);
+        return;
+    case TERN_TCP_SYN_SENT:
+    case TERN_TCP_SYN_RECEIVED:
+        syn_timeout(st, c);
+        return;
+    default:
+        break;
+    }
+    if (c->snd_max != c->snd_una)
+        rto_expired(st, c);
+    else if (c->flags & TF_PERSIST)
+        persist_expired(st, c);
+    else
+        idle_expired(st, c);
+}
+
+void tcp_timer_fire(tern_stack *st, struct tern_conn *c, uint64_t now)
+{
+    uint32_t gen = c->gen;
+    if (c->t_ack <= now) {
+        c->t_ack = TERN_NEVER;
+        if (c->flags & (TF_ACK_DELAYED | TF_ACK_NOW)) {
+            CTR(st, tcp_delayed_acks);
+            tcp_send_ack(st, c);
+        }
+    }
+    if (c->t_rtx <= now) {
+        c->t_rtx = TERN_NEVER;
+        rtx_fire(st, c);
+        if (c->gen != gen)
+            return;
+    }
+    conn_timer_update(st, c);
+}

@@ -1,0 +1,331 @@
+/* Two stacks over the mem link move a byte stream (every byte checked
+ * against its position, so loss, duplication or reordering of delivered
+ * data is caught) under faults: none, loss, reordering, duplication,
+ * corruption, all at once, a slow reader holding the window shut; and a
+ * connection to a peer that dies ends with a counted timeout. The clock is
+ * simulated; sizes shrink under the sanitizers. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+static uint64_t total_bytes(void)
+{
+    const char *e = getenv("TERN_TCP_TEST_MB");
+    uint64_t mb = e ? strtoull(e, NULL, 10) : (SANITIZED ? 16 : 256);
+    return mb << 20;
+}
+
+static inline uint8_t pat(uint64_t i)
+{
+    return (uint8_t)((i * 2654435761u) >> 11 ^ (i >> 8));
+}
+
+typedef struct xfer {
+    pair *p;
+    tern_conn *cli, *srv;
+    uint64_t total, sent, rcvd;
+    uint64_t bad;                /* bytes that were not what was expected */
+    bool slow;                   /* the reader keeps everything until polled */
+    uint64_t unconsumed;
+    int cli_closed, srv_closed, cli_reason, srv_reason;
+    bool connected;
+} xfer;
+
+static void pump(tern_stack *st, xfer *x)
+{
+    uint8_t chunk[16384];
+    while (x->cli && x->sent < x->total) {
+        size_t space = tern_tcp_send_space(st, x->cli);
+        if (!space)
+            break;
+        size_t n = x->total - x->sent;
+        if (n > sizeof chunk)
+            n = sizeof chunk;
+        if (n > space)
+            n = space;
+        for (size_t i = 0; i < n; i++)
+            chunk[i] = pat(x->sent + i);
+        long r = tern_tcp_send(st, x->cli, chunk, n);
+        if (r <= 0)
+            break;
+        x->sent += (uint64_t)r;
+    }
+    if (x->cli && x->sent == x->total && x->total) {
+        tern_tcp_shutdown(st, x->cli);
+    }
+}
+
+static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)lu;
+    xfer *x = tern_get_user(st);
+    x->srv = c;
+    return x;
+}
+static void on_connected(tern_stack *st, tern_conn *c, void *u)
+{
+    xfer *x = u;
+    x->connected = true;
+    x->cli = c;
+    pump(st, x);
+}
+static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
+{
+    (void)c; (void)n;
+    pump(st, u);
+}
+static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
+                      const uint8_t *d, size_t len)
+{
+    (void)st; (void)c; (void)b;
+    xfer *x = u;
+    for (size_t i = 0; i < len; i++)
+        if (d[i] != pat(x->rcvd + i))
+            x->bad++;
+    x->rcvd += len;
+    if (x->slow) {
+        x->unconsumed += len;
+        return 0;
+    }
+    return len;
+}
+static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
+{
+    (void)u;
+    tern_tcp_close(st, c);
+}
+static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
+{
+    (void)st;
+    xfer *x = u;
+    if (c == x->cli) {
+        x->cli_closed++;
+        x->cli_reason = reason;
+        x->cli = NULL;
+    } else {
+        x->srv_closed++;
+        x->srv_reason = reason;
+        x->srv = NULL;
+    }
+}
+
+static const tern_callbacks CB = {
+    .accepted = on_accepted, .connected = on_connected, .recv = on_recv,
+    .acked = on_acked, .peer_closed = on_peer_closed, .closed = on_closed,
+};
+
+static bool done_all(void *arg)
+{
+    xfer *x = arg;
+    if (x->slow && x->srv && x->unconsumed) {
+        /* a slow reader: frees 64 KiB per wake-up */
+        uint64_t n = x->unconsumed < 65536 ? x->unconsumed : 65536;
+        x->unconsumed -= n;
+        tern_tcp_consumed(x->p->st[1], x->srv, n);
+        tern_flush(x->p->st[1]);
+    }
+    return x->cli_closed && x->srv_closed;
+}
+
+static int cc_choice;
+static void tw(tern_config *c, int end)
+{
+    (void)end;
+    c->time_wait_ms = 100;
+    c->cc = (uint8_t)cc_choice;
+}
+
+static void run_xfer(const tern_memlink_faults *f, uint64_t seed, bool slow,
+                     uint64_t total)
+{
+    xfer x;
+    memset(&x, 0, sizeof x);
+    x.total = total;
+    x.slow = slow;
+    pair *p = pair_new(f, seed, tw, &CB, &x, &x);
+    x.p = p;
+    assert_int_equal(tern_tcp_listen(p->st[1], 5001, &x), 0);
+    int err;
+    tern_conn *c = tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, &err);
+    assert_non_null(c);
+    tern_flush(p->st[0]);
+    bool ok = pair_run(p, done_all, &x, p->now + 100000 * TERN_NS_PER_SEC);
+    const tern_counters *c0 = tern_get_counters(p->st[0]);
+    const tern_counters *c1 = tern_get_counters(p->st[1]);
+    if (!ok || x.rcvd != total || x.bad) {
+        fprintf(stderr, "sent %llu rcvd %llu bad %llu closed %d/%d t=%llu s\n",
+                (unsigned long long)x.sent, (unsigned long long)x.rcvd,
+                (unsigned long long)x.bad, x.cli_closed, x.srv_closed,
+                (unsigned long long)(p->now / TERN_NS_PER_SEC));
+        for (int e = 0; e < 2; e++) {
+            tern_conn *k = e ? x.srv : x.cli;
+            if (!k)
+                continue;
+            tern_tcp_info i;
+            tern_tcp_get_info(p->st[e], k, &i);
+            fprintf(stderr, " end%d %s cwnd %u ssthresh %u snd_wnd %u rcv_wnd %u rto %u\n",
+                    e, tern_tcp_state_name(i.state), i.cwnd, i.ssthresh,
+                    i.snd_wnd, i.rcv_wnd, i.rto_ms);
+            tp_dump(p->st[e]);
+        }
+    }
+    assert_true(ok);
+    assert_int_equal(x.bad, 0);
+    assert_int_equal(x.rcvd, total);
+    assert_int_equal(x.cli_reason, TERN_CLOSE_NORMAL);
+    assert_int_equal(x.srv_reason, TERN_CLOSE_NORMAL);
+    if (f && f->loss > 0)
+        assert_true(c0->tcp_retransmits > 0);
+    if (f && (f->reorder > 0 || f->loss > 0))
+        assert_true(c1->tcp_ooo_segments > 0);
+    if (f && f->dup > 0)
+        assert_true(c1->tcp_dup_data_in > 0 || c0->tcp_dup_acks_in > 0);
+    uint64_t corrupted = tern_memlink_get_stats(p->link, 0)->corrupted +
+                         tern_memlink_get_stats(p->link, 1)->corrupted;
+    if (corrupted)
+        assert_true(c0->tcp_drop_csum + c1->tcp_drop_csum +
+                    c0->ip_drop_csum + c1->ip_drop_csum > 0);
+    if (f && f->corrupt > 0 && total >= (64u << 20))
+        assert_true(corrupted > 0);
+    if (slow)
+        assert_true(c0->tcp_zero_window_probes > 0 || c1->tcp_pure_acks_out > 0);
+    /* let TIME_WAIT expire: nothing left */
+    p->now += 10 * TERN_NS_PER_SEC;
+    pair_step(p);
+    assert_int_equal(tern_tcp_conn_count(p->st[0]), 0);
+    assert_int_equal(tern_tcp_conn_count(p->st[1]), 0);
+    pair_free(p);
+}
+
+static void clean(void **s) { (void)s; run_xfer(NULL, 1, false, total_bytes()); }
+
+static void clean_newreno(void **s)
+{
+    (void)s;
+    cc_choice = TERN_CC_NEWRENO;
+    run_xfer(NULL, 2, false, total_bytes());
+    cc_choice = 0;
+}
+
+static void loss5(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.loss = 0.05;
+    run_xfer(&f, 3, false, total_bytes());
+}
+
+static void loss5_newreno(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.loss = 0.05;
+    cc_choice = TERN_CC_NEWRENO;
+    run_xfer(&f, 4, false, total_bytes());
+    cc_choice = 0;
+}
+
+static void reorder5(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.reorder = 0.05;
+    run_xfer(&f, 5, false, total_bytes());
+}
+
+static void dup1(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.dup = 0.01;
+    run_xfer(&f, 6, false, total_bytes());
+}
+
+static void corrupt01(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.corrupt = 0.001;
+    run_xfer(&f, 7, false, total_bytes());
+}
+
+static void everything(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.loss = 0.05;
+    f.reorder = 0.05;
+    f.dup = 0.01;
+    f.corrupt = 0.001;
+    f.delay_ns = 100000;
+    run_xfer(&f, 8, false, total_bytes());
+}
+
+static void slow_reader(void **s)
+{
+    (void)s;
+    run_xfer(NULL, 9, true, total_bytes());
+}
+
+/* The server vanishes mid-transfer: the client gives up with a timeout. */
+static void dead_peer(void **s)
+{
+    (void)s;
+    xfer x;
+    memset(&x, 0, sizeof x);
+    x.total = 1u << 30;
+    pair *p = pair_new(NULL, 10, tw, &CB, &x, &x);
+    x.p = p;
+    tern_tcp_listen(p->st[1], 5001, &x);
+    tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, NULL);
+    tern_flush(p->st[0]);
+    for (int i = 0; i < 200; i++)
+        pair_step(p);
+    assert_true(x.rcvd > 0);
+    tern_memlink_faults f = {0};
+    f.loss = 1.0;
+    tern_memlink_set_faults(p->link, 0, &f);
+    tern_memlink_set_faults(p->link, 1, &f);
+    uint64_t limit = p->now + 7200 * TERN_NS_PER_SEC;
+    while (!x.cli_closed && p->now < limit)
+        pair_step(p);
+    assert_int_equal(x.cli_closed, 1);
+    assert_int_equal(x.cli_reason, TERN_CLOSE_TIMEOUT);
+    assert_int_equal(tern_get_counters(p->st[0])->tcp_timeouts, 1);
+    pair_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(clean),
+        cmocka_unit_test(clean_newreno),
+        cmocka_unit_test(loss5),
+        cmocka_unit_test(loss5_newreno),
+        cmocka_unit_test(reorder5),
+        cmocka_unit_test(dup1),
+        cmocka_unit_test(corrupt01),
+        cmocka_unit_test(everything),
+        cmocka_unit_test(slow_reader),
+        cmocka_unit_test(dead_peer),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

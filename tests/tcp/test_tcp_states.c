@@ -1,0 +1,770 @@
+/* State machine and option paths of one stack driven by hand-built
+ * segments from a scripted peer; what the stack sends is captured and
+ * checked field by field. Time is simulated (t->now). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include <stdio.h>
+
+/* ---- callback log ---- */
+static struct ev {
+    tern_conn *conn;
+    int accepted, connected, peer_closed, closed, close_reason;
+    size_t acked;
+    uint8_t rx[65536];
+    size_t nrx;
+    size_t consume_limit;     /* recv returns at most this (0 = all) */
+    bool echo;                /* recv sends the data back */
+    bool close_in_recv;
+} E;
+
+static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)st; (void)lu;
+    E.accepted++;
+    E.conn = c;
+    return &E;
+}
+static void on_connected(tern_stack *st, tern_conn *c, void *u)
+{
+    (void)st; (void)u;
+    E.connected++;
+    E.conn = c;
+}
+static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
+                      const uint8_t *d, size_t len)
+{
+    (void)u; (void)b;
+    if (E.nrx + len <= sizeof E.rx)
+        memcpy(E.rx + E.nrx, d, len);
+    E.nrx += len;
+    if (E.echo)
+        tern_tcp_send(st, c, d, len);
+    if (E.close_in_recv)
+        tern_tcp_close(st, c);
+    if (E.consume_limit)
+        return len < E.consume_limit ? len : E.consume_limit;
+    return len;
+}
+static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
+{
+    (void)st; (void)c; (void)u;
+    E.acked += n;
+}
+static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
+{
+    (void)st; (void)c; (void)u;
+    E.peer_closed++;
+}
+static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
+{
+    (void)st; (void)c; (void)u;
+    E.closed++;
+    E.close_reason = reason;
+    E.conn = NULL;
+}
+
+static int cfg_mode;
+static void tweak(tern_config *c)
+{
+    c->cb.accepted = on_accepted;
+    c->cb.connected = on_connected;
+    c->cb.recv = on_recv;
+    c->cb.acked = on_acked;
+    c->cb.peer_closed = on_peer_closed;
+    c->cb.closed = on_closed;
+    c->time_wait_ms = 1000;
+    if (cfg_mode == 1)
+        c->max_half_open = 1;
+    if (cfg_mode == 2)
+        c->keepalive_ms = 1000;
+    if (cfg_mode == 3)
+        c->no_delayed_ack = true;
+}
+
+static th *T;
+static peer P;
+
+static int setup(void **s)
+{
+    (void)s;
+    memset(&E, 0, sizeof E);
+    T = th_new(tweak);
+    memset(&P, 0, sizeof P);
+    P.t = T;
+    P.seq = 1000;
+    P.ts = true;
+    P.tsval = 500;
+    return 0;
+}
+static int teardown(void **s)
+{
+    (void)s;
+    assert_int_equal(th_free(T), 0);
+    cfg_mode = 0;
+    return 0;
+}
+static const tern_counters *ctr(void) { return tern_get_counters(T->st); }
+static void advance_ms(uint64_t ms)
+{
+    uint64_t end = T->now + ms * TERN_NS_PER_MS;
+    while (T->now < end) {
+        uint64_t d = th_poll(T);
+        T->now = d < end && d > T->now ? d : end;
+    }
+    th_poll(T);
+}
+
+/* ---- tests ---- */
+
+static void passive_open(void **s)
+{
+    (void)s;
+    tern_tcp_listen(T->st, 80, NULL);
+    tp_arp(T);
+    P.lport = 80;
+    P.port = 40000;
+    P.wnd = 1000;
+    uint8_t opt[20] = {2, 4, 0x05, 0xb4, 1, 3, 3, 7, 4, 2, 8, 10, 0, 0, 1, 244, 0, 0, 0, 0};
+    peer_send_opts(&P, F_SYN, opt, 20, NULL, 0);
+    tpkt p;
+    assert_int_equal(tp_count(T), 1);
+    assert_true(tp_get(T, 0, &p));
+    assert_int_equal(p.flags, F_SYN | F_ACK);
+    assert_int_equal(p.ack, 1001);
+    assert_true(p.has_mss && p.mss == 1460);
+    assert_true(p.has_ws && p.sack_ok && p.has_ts);
+    assert_int_equal(p.tsecr, 500);
+    assert_true(p.csum_ok);
+    assert_int_equal(E.accepted, 0);
+    assert_int_equal(tern_tcp_conn_count(T->st), 1);
+    P.ack = p.seq + 1;
+    P.tsecr = p.tsval;
+    th_clear(T);
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.accepted, 1);
+    assert_int_equal(tp_count(T), 0);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, E.conn, &i);
+    assert_int_equal(i.state, TERN_TCP_ESTABLISHED);
+    assert_int_equal(i.snd_wnd, 1000u << 7);
+    assert_int_equal(i.mss, 1460 - 12);
+    assert_true(i.sack && i.timestamps);
+    assert_int_equal(ctr()->tcp_passive_opens, 1);
+    assert_int_equal(ctr()->tcp_conns_established, 1);
+}
+
+static void data_in_place_delack(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40001);
+    assert_int_equal(E.accepted, 1);
+    uint8_t d[3000];
+    for (int i = 0; i < 3000; i++)
+        d[i] = (uint8_t)i;
+    peer_send(&P, F_ACK | F_PSH, d, 100);
+    assert_int_equal(E.nrx, 100);
+    assert_memory_equal(E.rx, d, 100);
+    assert_int_equal(tp_count(T), 0);       /* delayed */
+    advance_ms(50);
+    tpkt p;
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_ACK);
+    assert_int_equal(p.ack, P.seq);
+    assert_int_equal(ctr()->tcp_delayed_acks, 1);
+    th_clear(T);
+    /* two full segments: ACK at once */
+    peer_send(&P, F_ACK, d + 100, 1448);
+    assert_int_equal(tp_count(T), 0);
+    peer_send(&P, F_ACK, d + 1548, 1448);
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.ack, P.seq);
+    assert_int_equal(E.nrx, 2996);
+    assert_memory_equal(E.rx, d, 2996);
+}
+
+static void echo_piggyback(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40002);
+    E.echo = true;
+    for (int r = 0; r < 5; r++) {
+        th_clear(T);
+        peer_send(&P, F_ACK | F_PSH, "hello world", 11);
+        assert_int_equal(tp_count(T), 1);   /* data with the ACK, no pure ACK */
+        tpkt p;
+        tp_get(T, 0, &p);
+        assert_int_equal(p.len, 11);
+        assert_memory_equal(p.data, "hello world", 11);
+        assert_int_equal(p.ack, P.seq);
+        assert_true(p.flags & F_ACK);
+        assert_true(p.csum_ok);
+        P.ack = p.seq + p.len;
+        P.tsecr = p.tsval;
+    }
+    assert_int_equal(ctr()->tcp_pure_acks_out, 0);
+    th_clear(T);
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.acked, 55);
+}
+
+static void active_open(void **s)
+{
+    (void)s;
+    tp_arp(T);
+    int err = -1;
+    tern_conn *c = tern_tcp_connect(T->st, TH_PEER_IP, 443, 0, &E, &err);
+    assert_non_null(c);
+    assert_int_equal(err, 0);
+    tern_flush(T->st);
+    tpkt p;
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_SYN);
+    assert_true(p.sport >= 49152);
+    assert_true(p.has_mss && p.has_ws && p.sack_ok && p.has_ts);
+    P.port = 443;
+    P.lport = p.sport;
+    P.seq = 7000;
+    P.ack = p.seq + 1;
+    P.wnd = 2000;
+    th_clear(T);
+    uint8_t opt[8] = {2, 4, 0x02, 0x18, 1, 3, 3, 2};   /* mss 536, ws 2 */
+    peer_send_opts(&P, F_SYN | F_ACK, opt, 8, NULL, 0);
+    assert_int_equal(E.connected, 1);
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_ACK);
+    assert_int_equal(p.ack, 7001);
+    assert_false(p.has_ts);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, c, &i);
+    assert_int_equal(i.mss, 536);
+    assert_int_equal(i.snd_wnd, 2000);      /* SYN-ACK window is unscaled */
+    assert_false(i.timestamps);
+    assert_false(i.sack);
+    assert_int_equal(ctr()->tcp_active_opens, 1);
+}
+
+static void rst_rules(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40003);
+    /* in window but not exact: challenge ACK, second one rate-limited */
+    uint32_t seq = P.seq;
+    P.seq = seq + 10;
+    peer_send(&P, F_RST, NULL, 0);
+    assert_int_equal(ctr()->tcp_challenge_acks, 1);
+    assert_int_equal(tp_count(T), 1);
+    P.seq = seq + 20;
+    peer_send(&P, F_RST, NULL, 0);
+    assert_int_equal(ctr()->tcp_challenge_acks_limited, 1);
+    assert_int_equal(E.closed, 0);
+    /* out of window: ignored */
+    P.seq = seq + 10000000;
+    peer_send(&P, F_RST, NULL, 0);
+    assert_int_equal(E.closed, 0);
+    /* SYN in ESTABLISHED: challenge ACK (after the per-conn interval) */
+    advance_ms(200);
+    P.seq = seq;
+    peer_send(&P, F_SYN, NULL, 0);
+    assert_int_equal(ctr()->tcp_challenge_acks, 2);
+    assert_int_equal(E.closed, 0);
+    /* exact: reset */
+    P.seq = seq;
+    peer_send(&P, F_RST, NULL, 0);
+    assert_int_equal(E.closed, 1);
+    assert_int_equal(E.close_reason, TERN_CLOSE_RESET);
+    assert_int_equal(tern_tcp_conn_count(T->st), 0);
+    assert_int_equal(ctr()->tcp_estab_resets, 1);
+}
+
+static void active_close(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40004);
+    tern_conn *c = E.conn;
+    tern_tcp_send(T->st, c, "bye", 3);
+    tern_tcp_close(T->st, c);
+    tern_flush(T->st);
+    tpkt p;
+    assert_int_equal(tp_count(T), 2);       /* data, then FIN */
+    tp_get(T, 0, &p);
+    assert_int_equal(p.len, 3);
+    tp_get(T, -1, &p);
+    assert_true(p.flags & F_FIN);
+    th_clear(T);
+    P.ack = p.seq + p.len + 1;
+    peer_send(&P, F_ACK, NULL, 0);          /* FIN_WAIT_2 */
+    assert_int_equal(E.closed, 0);
+    peer_send(&P, F_ACK | F_FIN, NULL, 0);  /* TIME_WAIT */
+    assert_int_equal(E.closed, 1);
+    assert_int_equal(E.close_reason, TERN_CLOSE_NORMAL);
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.ack, P.seq);
+    assert_int_equal(tern_tcp_conn_count(T->st), 1);
+    /* FIN again in TIME_WAIT: ACKed again */
+    th_clear(T);
+    P.seq--;
+    peer_send(&P, F_ACK | F_FIN, NULL, 0);
+    assert_int_equal(tp_count(T), 1);
+    advance_ms(1100);
+    assert_int_equal(tern_tcp_conn_count(T->st), 0);
+    assert_int_equal(ctr()->tcp_conns_closed, 1);
+}
+
+static void passive_close(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40005);
+    tern_conn *c = E.conn;
+    peer_send(&P, F_ACK | F_FIN, "x", 1);
+    assert_int_equal(E.peer_closed, 1);
+    assert_int_equal(E.nrx, 1);
+    tpkt p;
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.ack, P.seq);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, c, &i);
+    assert_int_equal(i.state, TERN_TCP_CLOSE_WAIT);
+    /* half-close: we can still send */
+    assert_true(tern_tcp_send(T->st, c, "ok", 2) == 2);
+    tern_tcp_close(T->st, c);
+    tern_flush(T->st);
+    tp_get(T, -1, &p);
+    assert_true(p.flags & F_FIN);
+    P.ack = p.seq + p.len + 1;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.closed, 1);
+    assert_int_equal(tern_tcp_conn_count(T->st), 0);
+}
+
+static void simultaneous_close(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40006);
+    tern_conn *c = E.conn;
+    tern_tcp_close(T->st, c);
+    tern_flush(T->st);
+    tpkt p;
+    tp_get(T, -1, &p);
+    assert_true(p.flags & F_FIN);
+    uint32_t our_fin = p.seq;
+    th_clear(T);
+    peer_send(&P, F_ACK | F_FIN, NULL, 0);  /* does not ack our FIN */
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, c, &i);
+    assert_int_equal(i.state, TERN_TCP_CLOSING);
+    P.ack = our_fin + 1;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.closed, 1);
+    tern_tcp_get_info(T->st, c, &i);
+    assert_int_equal(i.state, TERN_TCP_TIME_WAIT);
+    advance_ms(1100);
+    assert_int_equal(tern_tcp_conn_count(T->st), 0);
+}
+
+static void simultaneous_open(void **s)
+{
+    (void)s;
+    tp_arp(T);
+    tern_conn *c = tern_tcp_connect(T->st, TH_PEER_IP, 5000, 6000, &E, NULL);
+    tern_flush(T->st);
+    tpkt p;
+    tp_get(T, 0, &p);
+    uint32_t iss = p.seq;
+    th_clear(T);
+    P.port = 5000;
+    P.lport = 6000;
+    P.seq = 300;
+    P.wnd = 4000;
+    P.ts = false;
+    peer_send_opts(&P, F_SYN, (const uint8_t *)"\x02\x04\x05\xb4", 4, NULL, 0);
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_SYN | F_ACK);
+    assert_int_equal(p.seq, iss);
+    assert_int_equal(p.ack, 301);
+    th_clear(T);
+    P.seq = 300;
+    P.ack = iss + 1;
+    peer_send_opts(&P, F_SYN | F_ACK, (const uint8_t *)"\x02\x04\x05\xb4", 4,
+                   NULL, 0);
+    assert_int_equal(E.connected, 1);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, c, &i);
+    assert_int_equal(i.state, TERN_TCP_ESTABLISHED);
+}
+
+static void syn_cookies(void **s)
+{
+    (void)s;
+    cfg_mode = 1;
+    teardown(s);
+    cfg_mode = 1;
+    setup(s);
+    tern_tcp_listen(T->st, 80, NULL);
+    tp_arp(T);
+    P.lport = 80;
+    P.port = 1111;
+    P.wnd = 65535;
+    uint8_t opt[20] = {2, 4, 0x05, 0xb4, 1, 3, 3, 5, 4, 2, 8, 10, 0, 0, 0, 9, 0, 0, 0, 0};
+    peer_send_opts(&P, F_SYN, opt, 20, NULL, 0);   /* half-open 1 */
+    assert_int_equal(ctr()->tcp_syn_cookies_sent, 0);
+    peer q = P;
+    q.port = 2222;
+    q.seq = 50000;
+    th_clear(T);
+    peer_send_opts(&q, F_SYN, opt, 20, NULL, 0);
+    assert_int_equal(ctr()->tcp_syn_cookies_sent, 1);
+    assert_int_equal(tern_tcp_conn_count(T->st), 1);
+    tpkt p;
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_SYN | F_ACK);
+    assert_true(p.has_ts && p.has_ws && p.sack_ok);
+    /* a forged ACK fails */
+    q.ack = p.seq + 2;
+    q.ts = true;
+    q.tsval = 10;
+    q.tsecr = p.tsval;
+    th_clear(T);
+    peer_send(&q, F_ACK, NULL, 0);
+    assert_int_equal(ctr()->tcp_syn_cookies_bad, 1);
+    /* the right one opens the connection with the options recovered */
+    q.ack = p.seq + 1;
+    peer_send(&q, F_ACK, "data", 4);
+    assert_int_equal(ctr()->tcp_syn_cookies_ok, 1);
+    assert_int_equal(E.accepted, 1);
+    assert_int_equal(E.nrx, 4);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, E.conn, &i);
+    assert_int_equal(i.state, TERN_TCP_ESTABLISHED);
+    assert_int_equal(i.snd_wscale, 5);
+    assert_true(i.sack && i.timestamps);
+    assert_int_equal(i.mss, 1460 - 12);
+}
+
+static void paws_drop(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40007);
+    P.tsval = 1000;
+    peer_send(&P, F_ACK, "a", 1);
+    assert_int_equal(E.nrx, 1);
+    th_clear(T);
+    P.tsval = 900;                          /* older: PAWS */
+    peer_send(&P, F_ACK, "b", 1);
+    assert_int_equal(E.nrx, 1);
+    assert_int_equal(ctr()->tcp_drop_paws, 1);
+    assert_int_equal(tp_count(T), 1);       /* with an ACK */
+}
+
+static void ooo_and_sack(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40008);
+    uint8_t d[300];
+    for (int i = 0; i < 300; i++)
+        d[i] = (uint8_t)(i * 7);
+    uint32_t base = P.seq;
+    P.seq = base + 100;
+    peer_send(&P, F_ACK, d + 100, 100);
+    P.seq = base + 250;
+    peer_send(&P, F_ACK, d + 250, 50);
+    assert_int_equal(E.nrx, 0);
+    assert_int_equal(ctr()->tcp_ooo_segments, 2);
+    tpkt p;
+    tp_get(T, -1, &p);
+    assert_int_equal(p.ack, base);
+    assert_int_equal(p.nsack, 2);
+    assert_int_equal(p.sack[0][0], base + 250);   /* the latest first */
+    assert_int_equal(p.sack[0][1], base + 300);
+    assert_int_equal(p.sack[1][0], base + 100);
+    assert_int_equal(p.sack[1][1], base + 200);
+    /* duplicate of a held one */
+    P.seq = base + 100;
+    peer_send(&P, F_ACK, d + 100, 100);
+    assert_int_equal(ctr()->tcp_dup_data_in, 1);
+    /* fill the first hole */
+    th_clear(T);
+    P.seq = base;
+    peer_send(&P, F_ACK, d, 100);
+    assert_int_equal(E.nrx, 200);
+    tp_get(T, -1, &p);
+    assert_int_equal(p.ack, base + 200);
+    assert_int_equal(p.nsack, 1);
+    P.seq = base + 200;
+    peer_send(&P, F_ACK, d + 200, 50);
+    assert_int_equal(E.nrx, 300);
+    assert_memory_equal(E.rx, d, 300);
+}
+
+static void rto_backoff_timeout(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40009);
+    tern_conn *c = E.conn;
+    assert_int_equal(tern_tcp_send(T->st, c, "zzz", 3), 3);
+    tern_flush(T->st);
+    assert_int_equal(tp_count(T), 1);
+    th_clear(T);
+    advance_ms(1500);                       /* initial RTO: 1 s */
+    assert_true(ctr()->tcp_rto_expiries >= 1);
+    assert_true(ctr()->tcp_retransmits >= 1);
+    tpkt p;
+    tp_get(T, 0, &p);
+    assert_int_equal(p.len, 3);
+    advance_ms(600000);
+    assert_int_equal(E.closed, 1);
+    assert_int_equal(E.close_reason, TERN_CLOSE_TIMEOUT);
+    assert_int_equal(ctr()->tcp_timeouts, 1);
+    assert_int_equal(tern_tcp_conn_count(T->st), 0);
+}
+
+static void zero_window_probe(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40010);
+    tern_conn *c = E.conn;
+    P.wnd = 0;
+    peer_send(&P, F_ACK, NULL, 0);          /* the peer's window closes */
+    assert_int_equal(tern_tcp_send(T->st, c, "abcdef", 6), 6);
+    tern_flush(T->st);
+    assert_int_equal(tp_count(T), 0);
+    advance_ms(1200);
+    assert_true(ctr()->tcp_zero_window_probes >= 1);
+    tpkt p;
+    tp_get(T, -1, &p);
+    assert_int_equal(p.len, 0);
+    assert_int_equal(p.seq, P.ack - 1);
+    th_clear(T);
+    P.wnd = 1000;
+    peer_send(&P, F_ACK, NULL, 0);          /* window opens */
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.len, 6);
+}
+
+static void keepalive_dead_peer(void **s)
+{
+    (void)s;
+    cfg_mode = 2;
+    teardown(s);
+    cfg_mode = 2;
+    setup(s);
+    peer_connect(&P, 80, 40011);
+    advance_ms(1100);
+    assert_true(ctr()->tcp_keepalive_probes >= 1);
+    tpkt p;
+    tp_get(T, -1, &p);
+    assert_int_equal(p.seq, P.ack - 1);
+    peer_send(&P, F_ACK, NULL, 0);           /* answered: alive */
+    assert_int_equal(E.closed, 0);
+    advance_ms(30000);
+    assert_int_equal(E.closed, 1);
+    assert_int_equal(E.close_reason, TERN_CLOSE_TIMEOUT);
+    assert_int_equal(ctr()->tcp_timeouts, 1);
+}
+
+static void fast_retransmit_sack(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40012);
+    tern_conn *c = E.conn;
+    static uint8_t d[10 * 1448];
+    for (size_t i = 0; i < sizeof d; i++)
+        d[i] = (uint8_t)i;
+    assert_int_equal(tern_tcp_send(T->st, c, d, sizeof d), (long)sizeof d);
+    tern_flush(T->st);
+    assert_int_equal(tp_count(T), 10);      /* IW10 */
+    tpkt p;
+    tp_get(T, 0, &p);
+    uint32_t una = p.seq;
+    th_clear(T);
+    /* segment 0 lost: SACKs for 1, 1-2, 1-3 */
+    for (int k = 1; k <= 3; k++) {
+        uint8_t o[12] = {1, 1, 5, 10};
+        uint32_t a = una + 1448, b = una + 1448 * (uint32_t)(k + 1);
+        o[4] = (uint8_t)(a >> 24); o[5] = (uint8_t)(a >> 16); o[6] = (uint8_t)(a >> 8); o[7] = (uint8_t)a;
+        o[8] = (uint8_t)(b >> 24); o[9] = (uint8_t)(b >> 16); o[10] = (uint8_t)(b >> 8); o[11] = (uint8_t)b;
+        P.ack = una;
+        peer_send_opts(&P, F_ACK, o, 12, NULL, 0);
+    }
+    assert_int_equal(ctr()->tcp_fast_retransmits, 1);
+    assert_int_equal(ctr()->tcp_sack_recoveries, 1);
+    assert_true(tp_count(T) >= 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.seq, una);
+    assert_int_equal(p.len, 1448);
+    assert_memory_equal(p.data, d, 1448);
+    th_clear(T);
+    P.ack = una + sizeof d;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.acked, sizeof d);
+}
+
+static void bad_options(void **s)
+{
+    (void)s;
+    tern_tcp_listen(T->st, 80, NULL);
+    tp_arp(T);
+    P.lport = 80;
+    P.port = 3333;
+    P.wnd = 100;
+    uint8_t bad[4] = {2, 9, 5, 0};          /* length past the header */
+    peer_send_opts(&P, F_SYN, bad, 4, NULL, 0);
+    assert_int_equal(ctr()->tcp_drop_options, 1);
+    assert_int_equal(tp_count(T), 0);
+    uint8_t bad2[4] = {2, 3, 5, 0};         /* MSS of the wrong length */
+    peer_send_opts(&P, F_SYN, bad2, 4, NULL, 0);
+    assert_int_equal(ctr()->tcp_drop_options, 2);
+    /* ws 15 clamps to 14, mss 10 floors at 64 */
+    uint8_t ok[8] = {2, 4, 0, 10, 1, 3, 3, 15};
+    P.ts = false;
+    peer_send_opts(&P, F_SYN, ok, 8, NULL, 0);
+    tpkt p;
+    assert_true(tp_get(T, -1, &p));
+    assert_int_equal(p.flags, F_SYN | F_ACK);
+    P.ack = p.seq + 1;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.accepted, 1);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, E.conn, &i);
+    assert_int_equal(i.snd_wscale, 14);
+    assert_int_equal(i.mss, 64);
+}
+
+static void rst_for_closed_port(void **s)
+{
+    (void)s;
+    tp_arp(T);
+    P.lport = 9;
+    P.port = 4444;
+    P.wnd = 100;
+    P.ts = false;
+    peer_send(&P, F_SYN, NULL, 0);
+    tpkt p;
+    assert_int_equal(tp_count(T), 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_RST | F_ACK);
+    assert_int_equal(p.ack, P.seq);
+    assert_int_equal(p.seq, 0);
+    th_clear(T);
+    P.ack = 77777;
+    peer_send(&P, F_ACK, "x", 1);
+    tp_get(T, 0, &p);
+    assert_int_equal(p.flags, F_RST);
+    assert_int_equal(p.seq, 77777);
+    th_clear(T);
+    peer_send(&P, F_RST, NULL, 0);          /* never answer a RST */
+    assert_int_equal(tp_count(T), 0);
+    assert_int_equal(ctr()->tcp_drop_no_conn, 3);
+}
+
+static void partial_consume_window(void **s)
+{
+    (void)s;
+    P.ts = false;
+    peer_connect(&P, 80, 40013);
+    tern_conn *c = E.conn;
+    E.consume_limit = 1;                    /* keep almost everything */
+    static uint8_t d[1460];
+    uint32_t total = 0;
+    tpkt p;
+    for (int k = 0; k < 400 && total < 300000; k++) {
+        th_clear(T);
+        peer_send(&P, F_ACK, d, sizeof d);
+        total += sizeof d;
+    }
+    advance_ms(100);
+    /* the window closed: the last ACK says 0 and data beyond is refused */
+    tp_get(T, -1, &p);
+    assert_int_equal(p.wnd, 0);
+    size_t got = E.nrx;
+    assert_true(got < 300000);
+    assert_true(got >= 256 * 1024 - 1460);
+    th_clear(T);
+    tern_tcp_consumed(T->st, c, 200000);
+    tern_flush(T->st);
+    assert_int_equal(tp_count(T), 1);       /* window update */
+    tp_get(T, 0, &p);
+    assert_true(p.wnd > 0);
+}
+
+static void syn_retries_dead_peer(void **s)
+{
+    (void)s;
+    tp_arp(T);
+    tern_conn *c = tern_tcp_connect(T->st, TH_PEER_IP, 443, 0, &E, NULL);
+    assert_non_null(c);
+    advance_ms(200000);
+    assert_int_equal(E.closed, 1);
+    assert_int_equal(E.close_reason, TERN_CLOSE_TIMEOUT);
+    assert_int_equal(ctr()->tcp_attempt_fails, 1);
+    assert_int_equal(ctr()->tcp_timeouts, 1);
+    assert_int_equal(tp_count(T), 6);       /* SYN + 5 retries */
+}
+
+static void bad_checksum_dropped(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40014);
+    uint8_t f[200];
+    size_t n = tp_frame(f, TH_PEER_IP, TH_IP, P.port, P.lport, P.seq, P.ack,
+                        F_ACK, 1000, NULL, 0, "abc", 3);
+    f[n - 1] ^= 1;
+    th_input(T, f, n);
+    assert_int_equal(ctr()->tcp_drop_csum, 1);
+    assert_int_equal(E.nrx, 0);
+}
+
+static void no_delack_mode(void **s)
+{
+    (void)s;
+    cfg_mode = 3;
+    teardown(s);
+    cfg_mode = 3;
+    setup(s);
+    peer_connect(&P, 80, 40015);
+    peer_send(&P, F_ACK, "q", 1);
+    assert_int_equal(tp_count(T), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(passive_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(data_in_place_delack, setup, teardown),
+        cmocka_unit_test_setup_teardown(echo_piggyback, setup, teardown),
+        cmocka_unit_test_setup_teardown(active_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(rst_rules, setup, teardown),
+        cmocka_unit_test_setup_teardown(active_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(passive_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(simultaneous_close, setup, teardown),
+        cmocka_unit_test_setup_teardown(simultaneous_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(syn_cookies, setup, teardown),
+        cmocka_unit_test_setup_teardown(paws_drop, setup, teardown),
+        cmocka_unit_test_setup_teardown(ooo_and_sack, setup, teardown),
+        cmocka_unit_test_setup_teardown(rto_backoff_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(zero_window_probe, setup, teardown),
+        cmocka_unit_test_setup_teardown(keepalive_dead_peer, setup, teardown),
+        cmocka_unit_test_setup_teardown(fast_retransmit_sack, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_options, setup, teardown),
+        cmocka_unit_test_setup_teardown(rst_for_closed_port, setup, teardown),
+        cmocka_unit_test_setup_teardown(partial_consume_window, setup, teardown),
+        cmocka_unit_test_setup_teardown(syn_retries_dead_peer, setup, teardown),
+        cmocka_unit_test_setup_teardown(bad_checksum_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(no_delack_mode, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

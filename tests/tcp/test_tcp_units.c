@@ -1,0 +1,211 @@
+/* Unit tests of the TCP building blocks through their internal interfaces:
+ * option parsing and building, the SACK scoreboard (RFC 6675 queries),
+ * the RTT estimator, congestion control and the timer wheel. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tcp/tcp.h"
+
+static void options_roundtrip(void **s)
+{
+    (void)s;
+    uint8_t o[40];
+    uint32_t n = tcp_opts_syn(o, 1460, 7, true, true, 111, 222);
+    assert_int_equal(n % 4, 0);
+    tcp_opts p;
+    assert_true(tcp_opts_parse(o, n, true, &p));
+    assert_int_equal(p.has, OPT_MSS | OPT_WS | OPT_SACK_PERM | OPT_TS);
+    assert_int_equal(p.mss, 1460);
+    assert_int_equal(p.ws, 7);
+    assert_int_equal(p.tsval, 111);
+    assert_int_equal(p.tsecr, 222);
+    uint32_t blk[3][2] = {{10, 20}, {30, 40}, {50, 60}};
+    n = tcp_opts_est(o, true, 5, 6, (const uint32_t(*)[2])blk, 3);
+    assert_int_equal(n, 40);
+    assert_true(tcp_opts_parse(o, n, false, &p));
+    assert_int_equal(p.nsack, 3);
+    assert_int_equal(p.sack[2][1], 60);
+    /* malformed: zero length, past the end, wrong sizes */
+    uint8_t bad1[4] = {8, 0, 0, 0}, bad2[3] = {1, 5, 10}, bad3[4] = {3, 4, 1, 1};
+    assert_false(tcp_opts_parse(bad1, 4, true, &p));
+    assert_false(tcp_opts_parse(bad2, 3, false, &p));
+    assert_false(tcp_opts_parse(bad3, 4, true, &p));
+    uint8_t ws[4] = {1, 3, 3, 200};
+    assert_true(tcp_opts_parse(ws, 4, true, &p));
+    assert_int_equal(p.ws, 14);
+    uint8_t unk[4] = {99, 4, 0, 0};
+    assert_true(tcp_opts_parse(unk, 4, false, &p));
+}
+
+static void scoreboard(void **s)
+{
+    (void)s;
+    struct tern_conn c;
+    memset(&c, 0, sizeof c);
+    c.snd_una = 1000;
+    c.snd_max = 1000 + 20 * 100;
+    sb_clear(&c);
+    tcp_opts o;
+    memset(&o, 0, sizeof o);
+    o.nsack = 2;
+    o.sack[0][0] = 1200; o.sack[0][1] = 1300;
+    o.sack[1][0] = 1500; o.sack[1][1] = 1600;
+    assert_int_equal(sb_update(&c, &o), 200);
+    o.nsack = 1;
+    o.sack[0][0] = 1250; o.sack[0][1] = 1550;   /* bridges both */
+    assert_int_equal(sb_update(&c, &o), 200);
+    assert_int_equal(c.nsb, 1);
+    assert_int_equal(c.sb[0][0], 1200);
+    assert_int_equal(c.sb[0][1], 1600);
+    assert_int_equal(c.fack, 1600);
+    /* 400 bytes SACKed above 1000 with mss 100: lost (> 2 * mss) */
+    assert_true(sb_is_lost(&c, 1000, 100));
+    assert_false(sb_is_lost(&c, 1700, 100));
+    uint32_t seq, len;
+    c.rxt_next = 1000;
+    assert_true(sb_next_hole(&c, 1000, 100, &seq, &len));
+    assert_int_equal(seq, 1000);
+    assert_int_equal(len, 100);
+    assert_true(sb_next_hole(&c, 1150, 100, &seq, &len));
+    assert_int_equal(seq, 1150);
+    assert_int_equal(len, 50);
+    assert_false(sb_next_hole(&c, 1200, 100, &seq, &len));
+    /* pipe: 2000 out - 400 sacked - 200 lost */
+    assert_int_equal(sb_pipe(&c, 100), 1400);
+    c.rxt_next = 1100;                          /* 100 resent */
+    assert_int_equal(sb_pipe(&c, 100), 1500);
+    assert_int_equal(sb_skip(&c, 1300), 1600);
+    assert_int_equal(sb_skip(&c, 1100), 1100);
+    c.snd_una = 1400;
+    sb_ack(&c);
+    assert_int_equal(c.sb[0][0], 1400);
+    assert_int_equal(c.sacked, 200);
+    c.snd_una = 1600;
+    sb_ack(&c);
+    assert_int_equal(c.nsb, 0);
+    /* D-SACK and blocks beyond snd_max are ignored */
+    o.nsack = 2;
+    o.sack[0][0] = 900; o.sack[0][1] = 1000;
+    o.sack[1][0] = 2900; o.sack[1][1] = 4000;
+    assert_int_equal(sb_update(&c, &o), 0);
+    /* more ranges than kept: the highest go */
+    for (uint32_t k = 0; k < TCP_SB_MAX + 3; k++) {
+        o.nsack = 1;
+        o.sack[0][0] = 1700 + k * 20;
+        o.sack[0][1] = 1710 + k * 20;
+        sb_update(&c, &o);
+    }
+    assert_int_equal(c.nsb, TCP_SB_MAX);
+    assert_int_equal(c.sb[0][0], 1700);
+}
+
+static int g_cc;
+static void tweak(tern_config *c) { c->cc = (uint8_t)g_cc; }
+
+static void rtt_and_cc(void **s)
+{
+    (void)s;
+    th *t = th_new(tweak);
+    struct tern_conn c;
+    memset(&c, 0, sizeof c);
+    rtt_init(t->st, &c);
+    assert_int_equal(c.rto_ms, 1000);
+    rtt_sample(t->st, &c, 100000);              /* 100 ms */
+    assert_int_equal(c.srtt_us, 100000);
+    assert_int_equal(c.rttvar_us, 50000);
+    assert_int_equal(c.rto_ms, 300);
+    for (int i = 0; i < 50; i++)
+        rtt_sample(t->st, &c, 1000);
+    assert_int_equal(c.rto_ms, 200);            /* rto_min */
+    /* NewReno: slow start, reduction, avoidance */
+    c.mss = 1000;
+    tcp_cc_newreno.init(&c);
+    assert_int_equal(c.cwnd, 10000);
+    tcp_cc_newreno.on_ack(&c, 1000, 0, 0);
+    assert_int_equal(c.cwnd, 11000);
+    c.snd_una = 0;
+    c.snd_max = 11000;
+    tcp_cc_newreno.on_loss(&c, 0);
+    assert_int_equal(c.ssthresh, 5500);
+    c.cwnd = c.ssthresh;
+    for (int i = 0; i < 6; i++)
+        tcp_cc_newreno.on_ack(&c, 1000, 0, 0);
+    assert_int_equal(c.cwnd, 6500);             /* +1 MSS per cwnd acked */
+    tcp_cc_newreno.on_rto(&c, 0);
+    assert_int_equal(c.cwnd, 1000);
+    /* CUBIC: beta 0.7, growth back towards w_max over time */
+    tcp_cc_cubic.init(&c);
+    c.cwnd = 100000;
+    c.snd_max = c.snd_una + 100000;
+    tcp_cc_cubic.on_loss(&c, 0);
+    assert_int_equal(c.ssthresh, 70019);
+    c.cwnd = c.ssthresh;
+    uint64_t now = 1000 * TERN_NS_PER_SEC;
+    uint32_t prev = c.cwnd;
+    for (int i = 0; i < 2000; i++) {
+        now += TERN_NS_PER_MS * 5;
+        tcp_cc_cubic.on_ack(&c, 1000, 10000, now);
+        assert_true(c.cwnd >= prev);
+        prev = c.cwnd;
+    }
+    assert_true(c.cwnd > 100000);               /* past w_max after ~10 s */
+    th_free(t);
+}
+
+static uint32_t fired[8];
+static void fire(tern_stack *st, struct tern_conn *c, uint64_t now)
+{
+    (void)st; (void)now;
+    fired[c->idx]++;
+    c->t_rtx = TERN_NEVER;
+}
+
+static void wheel(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    uint64_t now = t->now;
+    tern_poll(t->st, now);
+    struct tern_conn *c = tl->conns;
+    memset(fired, 0, sizeof fired);
+    for (int i = 0; i < 3; i++) {
+        c[i].t_rtx = c[i].t_ack = c[i].t_wheel = TERN_NEVER;
+        c[i].flags = 0;
+    }
+    c[0].t_rtx = now + 10 * TERN_NS_PER_MS;
+    c[1].t_rtx = now + 5000 * TERN_NS_PER_MS;   /* beyond the horizon */
+    c[2].t_rtx = now + 20 * TERN_NS_PER_MS;
+    for (int i = 0; i < 3; i++)
+        conn_timer_update(t->st, &c[i]);
+    uint64_t d = tw_next(tl, now);
+    assert_true(d > now && d <= now + 12 * TERN_NS_PER_MS);
+    tw_run(t->st, now + 5 * TERN_NS_PER_MS, fire);
+    assert_int_equal(fired[0], 0);
+    tw_run(t->st, now + 12 * TERN_NS_PER_MS, fire);
+    assert_int_equal(fired[0], 1);
+    tw_cancel(tl, &c[2]);
+    tw_run(t->st, now + 4000 * TERN_NS_PER_MS, fire);
+    assert_int_equal(fired[2], 0);
+    assert_int_equal(fired[1], 0);
+    tw_run(t->st, now + 5010 * TERN_NS_PER_MS, fire);
+    assert_int_equal(fired[1], 1);
+    assert_int_equal(tw_next(tl, now), TERN_NEVER);
+    th_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(options_roundtrip),
+        cmocka_unit_test(scoreboard),
+        cmocka_unit_test(rtt_and_cc),
+        cmocka_unit_test(wheel),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
