@@ -47,14 +47,21 @@
  *
  * EAL: initialised once per process from the option eal=... (which takes
  * the rest of the option string, spaces separate arguments); later opens
- * hot-plug the --vdev devices they name. See docs/dpdk.md.
+ * hot-plug the --vdev devices they name. A virtual device is removed when
+ * its tern device is closed. See docs/dpdk.md.
  *
  * Options (tern_dev_args.extra, "k=v,..."; eal= must come last):
  *   offloads=0   declare no offload at all (software checksums)
  *   rss=0        do not configure RSS
  *   lro=1        enable LRO if the port has it (needs SG)
- *   eal=ARGS     EAL arguments, default
- *                "--no-huge -m 512 --no-pci --in-memory --no-telemetry"
+ *   mac=MAC      tern's MAC (added to the port's filter, or promiscuous).
+ *                Default: the port's; on net_tap, whose kernel interface
+ *                has the port's MAC, a locally administered one derived
+ *                from it (first byte | 0x02, last byte ^ 0x01) as the tap
+ *                driver does, so the two ends of the wire differ.
+ *   eal=ARGS     EAL arguments; without it the environment variable
+ *                TERN_DPDK_EAL, else
+ *                "--no-huge -m 512 --no-pci --no-shconf --no-telemetry"
  * iface: a port name ("net_memif0"), a port number, or a vdev spec with
  * arguments ("net_tap0,iface=tern0"), which is added as --vdev. Empty: the
  * first port.
@@ -95,7 +102,7 @@
 #define DPDK_TX_RETRIES 4
 #define DPDK_MAX_ARGS 64
 
-#define DEFAULT_EAL "--no-huge -m 512 --no-pci --in-memory --no-telemetry"
+#define DEFAULT_EAL "--no-huge -m 512 --no-pci --no-shconf --no-telemetry"
 
 /* Microsoft's default RSS key (also Intel's): 40 bytes. */
 static const uint8_t default_rss_key[40] = {
@@ -881,11 +888,10 @@ static void dpdk_close(tern_dev *dev)
         return;
     if (d->started)
         rte_eth_dev_stop(d->port);
-    if (d->configured) {
+    if (d->configured)
         rte_eth_dev_close(d->port);
-        if (d->remove_on_close && d->rdev)
-            rte_dev_remove(d->rdev);
-    }
+    if (d->remove_on_close && d->rdev)
+        rte_dev_remove(d->rdev);
     if (d->qs) {
         for (unsigned i = 0; i < d->base.queues; i++)
             free_pools(&d->qs[i]);
@@ -1048,6 +1054,10 @@ static tern_dev *dpdk_open(const tern_dev_args *a, char *err, size_t errlen)
     bool offloads = tern_netif_opt_bool(opts, "offloads", true);
     bool rss = tern_netif_opt_bool(opts, "rss", true);
     bool lro = tern_netif_opt_bool(opts, "lro", false);
+    if (!eal)
+        eal = getenv("TERN_DPDK_EAL");
+    if (eal && !*eal)
+        eal = NULL;
     const char *vdev = a->iface && strchr(a->iface, ',') ? a->iface : NULL;
     if (eal_up(eal, vdev, err, errlen) < 0)
         return NULL;
@@ -1067,7 +1077,10 @@ static tern_dev *dpdk_open(const tern_dev_args *a, char *err, size_t errlen)
         goto fail;
     }
     d->rdev = info.device;
-    d->remove_on_close = vdev != NULL;
+    /* A virtual device lives while it is open: close removes it, so the
+     * same name can be opened (hot-plugged) again in this process. */
+    d->remove_on_close = d->rdev && rte_dev_bus(d->rdev) &&
+                         !strcmp(rte_bus_name(rte_dev_bus(d->rdev)), "vdev");
     unsigned nq = a->queues ? a->queues : 1;
     if (nq > info.max_rx_queues || nq > info.max_tx_queues) {
         tern_netif_err(err, errlen,
@@ -1164,6 +1177,30 @@ static tern_dev *dpdk_open(const tern_dev_args *a, char *err, size_t errlen)
     struct rte_ether_addr mac;
     if (rte_eth_macaddr_get(d->port, &mac) == 0)
         memcpy(d->base.mac, mac.addr_bytes, 6);
+    char mv[32];
+    bool is_tap = !strcmp(info.driver_name, "net_tap");
+    if (tern_netif_opt(opts, "mac", mv, sizeof mv)) {
+        unsigned v[6];
+        char tail;
+        if (sscanf(mv, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &tail) != 6 || (v[0] & 1)) {
+            tern_netif_err(err, errlen, "dpdk: mac=%s is not a unicast MAC",
+                           mv);
+            goto fail;
+        }
+        for (int i = 0; i < 6; i++)
+            d->base.mac[i] = (uint8_t)v[i];
+    } else if (is_tap) {
+        d->base.mac[0] = (uint8_t)((d->base.mac[0] | 0x02) & ~0x01);
+        d->base.mac[5] ^= 0x01;
+    }
+    if (memcmp(d->base.mac, mac.addr_bytes, 6) && !is_tap) {
+        /* The port must accept frames to our MAC. */
+        struct rte_ether_addr ours;
+        memcpy(ours.addr_bytes, d->base.mac, 6);
+        if (rte_eth_dev_mac_addr_add(d->port, &ours, 0) != 0)
+            rte_eth_promiscuous_enable(d->port);
+    }
     uint16_t mtu = 1500;
     if (rte_eth_dev_get_mtu(d->port, &mtu) != 0 || mtu == 0)
         mtu = 1500;
@@ -1228,6 +1265,18 @@ void tern_dpdk_get_stats(tern_dev *dev, tern_dpdk_stats *out)
     struct rte_eth_stats es;
     if (rte_eth_stats_get(d->port, &es) == 0)
         out->imissed = es.imissed + es.rx_nombuf;
+}
+
+void tern_dpdk_buffers(tern_dev *dev, unsigned q, unsigned *in_mempool,
+                       unsigned *in_stock, unsigned *clones_free)
+{
+    dq *x = &((dpdk_dev *)dev)->qs[q];
+    if (in_mempool)
+        *in_mempool = rte_mempool_avail_count(x->mp);
+    if (in_stock)
+        *in_stock = x->tp.top;
+    if (clones_free)
+        *clones_free = rte_mempool_avail_count(x->clones);
 }
 
 const tern_driver tern_driver_dpdk = {

@@ -51,6 +51,13 @@ typedef struct tern_dpdk_stats {
                                ring full) */
 } tern_dpdk_stats;
 void tern_dpdk_get_stats(tern_dev *d, tern_dpdk_stats *out);
+
+/* Where queue q's mbufs are now (for leak checks in tests): in the DPDK
+ * mempool, in tern's stock (the queue's tern_pool free list), and how many
+ * header-only clone mbufs are free. The others are in the PMD (rx ring,
+ * tx in flight) or held by tern. */
+void tern_dpdk_buffers(tern_dev *d, unsigned q, unsigned *in_mempool,
+                       unsigned *in_stock, unsigned *clones_free);
 #endif
 
 #endif
