@@ -1,0 +1,50 @@
+/* bulk.h - the receiving and sending ends of a bulk stream, independent of
+ * the transport (tern callbacks or kernel sockets): verification by
+ * pattern or SHA-256, per-stream accounting, and the shared report. */
+#ifndef APPS_BULK_H
+#define APPS_BULK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "app_opts.h"
+#include "report.h"
+#include "sha256.h"
+
+typedef struct bulk_rx {
+    int verify;               /* VERIFY_* */
+    uint64_t bytes;
+    uint64_t t_first, t_last; /* first byte, end of stream */
+    bool bad;                 /* a byte did not match the pattern */
+    uint64_t bad_at;          /* stream offset of the first mismatch */
+    bool ended;
+    sha256 hash;
+} bulk_rx;
+
+void bulk_rx_init(bulk_rx *r, int verify);
+/* n bytes of the stream arrived at time now. */
+void bulk_rx_data(bulk_rx *r, const uint8_t *d, size_t n, uint64_t now);
+void bulk_rx_end(bulk_rx *r, uint64_t now);
+
+/* Sums over every stream of a run. */
+typedef struct bulk_total {
+    uint64_t bytes, streams, ended;
+    uint64_t t_first, t_last;
+    bool all_ok;              /* every stream matched (pattern mode) */
+    uint64_t bad_streams;
+    char hashes[8][65];       /* hex SHA-256 of the first 8 streams */
+    unsigned nhash;
+} bulk_total;
+
+void bulk_total_init(bulk_total *t);
+void bulk_total_add(bulk_total *t, bulk_rx *r);
+
+/* Stream j of `conns` carries this many of `bytes`. */
+uint64_t bulk_share(uint64_t bytes, uint64_t conns, uint64_t j);
+
+/* gbps, bytes, streams, duration_s, verify, verified, sha256, and the
+ * line-rate limit when link_bps > 0. */
+void bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
+                 unsigned mtu, bool timestamps);
+
+#endif

@@ -1,0 +1,68 @@
+/* hist.c - percentiles over the log-linear histogram (see hist.h). */
+#include "hist.h"
+
+#include <string.h>
+
+void hist_init(hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->min = UINT64_MAX;
+}
+
+void hist_merge(hist *dst, const hist *src)
+{
+    for (unsigned i = 0; i < HIST_BUCKETS; i++)
+        dst->b[i] += src->b[i];
+    dst->count += src->count;
+    dst->sum += src->sum;
+    if (src->min < dst->min)
+        dst->min = src->min;
+    if (src->max > dst->max)
+        dst->max = src->max;
+}
+
+/* Lowest value and width of bucket i. */
+static void bucket_range(unsigned i, uint64_t *lo, uint64_t *width)
+{
+    if (i < HIST_SUB) {
+        *lo = i;
+        *width = 1;
+        return;
+    }
+    unsigned shift = i / HIST_SUB - 1;
+    *lo = (uint64_t)(HIST_SUB + i % HIST_SUB) << shift;
+    *width = (uint64_t)1 << shift;
+}
+
+uint64_t hist_percentile(const hist *h, double p)
+{
+    if (!h->count)
+        return 0;
+    /* Rank of the wanted sample, 1-based, rounded up (nearest-rank). */
+    double r = p / 100.0 * (double)h->count;
+    uint64_t rank = (uint64_t)r;
+    if ((double)rank < r)
+        rank++;
+    if (rank < 1)
+        rank = 1;
+    uint64_t seen = 0;
+    for (unsigned i = 0; i < HIST_BUCKETS; i++) {
+        seen += h->b[i];
+        if (seen >= rank) {
+            uint64_t lo, w;
+            bucket_range(i, &lo, &w);
+            uint64_t v = lo + w / 2;
+            if (v < h->min)
+                v = h->min;
+            if (v > h->max)
+                v = h->max;
+            return v;
+        }
+    }
+    return h->max;
+}
+
+double hist_mean(const hist *h)
+{
+    return h->count ? (double)h->sum / (double)h->count : 0.0;
+}

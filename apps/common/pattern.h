@@ -1,0 +1,23 @@
+/* pattern.h - the bulk stream's verifiable payload: byte i of a connection's
+ * stream is byte (i % 8) of word(i / 8), word(w) a cheap mix of w. Any lost,
+ * duplicated, reordered or corrupted byte shows up as a mismatch at its
+ * stream offset; filling and checking run at memory speed. */
+#ifndef APPS_PATTERN_H
+#define APPS_PATTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+static inline uint64_t pattern_word(uint64_t w)
+{
+    uint64_t x = (w + 1) * 0x9E3779B97F4A7C15ull;
+    return x ^ (x >> 29);
+}
+
+/* Write len bytes of the stream starting at offset off. */
+void pattern_fill(uint8_t *dst, uint64_t off, size_t len);
+/* Compare; returns the number of bytes that match before the first
+ * mismatch (len if all match). */
+size_t pattern_check(const uint8_t *src, uint64_t off, size_t len);
+
+#endif

@@ -1,0 +1,114 @@
+/* rr.h - the request/response load generator shared by the echo and http
+ * clients, tern and kernel alike: each connection keeps `depth` requests
+ * of req_len bytes in flight; every resp_len bytes received complete the
+ * oldest one. Latency = completion time - send time, both taken from the
+ * loop's clock of that iteration (no clock read per request), recorded in
+ * a log-linear histogram. No allocation, no syscalls: a few adds per
+ * request. */
+#ifndef APPS_RR_H
+#define APPS_RR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hist.h"
+
+#define RR_MAX_DEPTH 64
+
+/* One load-generating thread (core). */
+typedef struct rr_thread {
+    uint32_t req_len, resp_len, depth;
+    uint64_t quota;          /* requests this thread may issue, 0 = no limit */
+    uint64_t issued, completed;
+    bool stopping;           /* duration over: issue no more */
+    uint64_t t_first;        /* first connection up (ns) */
+    uint64_t t_last;         /* last completion (ns) */
+    hist h;
+} rr_thread;
+
+/* One connection. */
+typedef struct rr_conn {
+    uint32_t inflight;
+    uint32_t head;           /* ring index of the oldest stamp */
+    uint64_t rx;             /* bytes toward the current response */
+    uint64_t stamp[RR_MAX_DEPTH];
+} rr_conn;
+
+void rr_thread_init(rr_thread *t, uint32_t req_len, uint32_t resp_len,
+                    uint32_t depth, uint64_t quota);
+
+/* How many requests may go out now (and stamp them): the caller then sends
+ * that many requests back to back. */
+static inline unsigned rr_issue(rr_thread *t, rr_conn *c, unsigned want,
+                                uint64_t now)
+{
+    unsigned n = 0;
+    while (n < want && c->inflight < t->depth && !t->stopping &&
+           (!t->quota || t->issued < t->quota)) {
+        c->stamp[(c->head + c->inflight) & (RR_MAX_DEPTH - 1)] = now;
+        c->inflight++;
+        t->issued++;
+        n++;
+    }
+    return n;
+}
+
+/* A connection came up: requests to send now (fills the pipeline). */
+static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
+{
+    if (!t->t_first)
+        t->t_first = now;
+    return rr_issue(t, c, t->depth, now);
+}
+
+/* len response bytes arrived: complete requests, return how many new
+ * requests to send now (one per completed one while running). Bytes beyond
+ * what was asked for are a protocol error the caller may check with
+ * rr_overrun(). */
+static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
+                               uint64_t now)
+{
+    unsigned done = 0;
+    c->rx += len;
+    while (c->rx >= t->resp_len && c->inflight) {
+        c->rx -= t->resp_len;
+        hist_add(&t->h, now - c->stamp[c->head]);
+        c->head = (c->head + 1) & (RR_MAX_DEPTH - 1);
+        c->inflight--;
+        done++;
+    }
+    if (done) {
+        t->completed += done;
+        t->t_last = now;
+        return rr_issue(t, c, done, now);
+    }
+    return 0;
+}
+
+/* More bytes arrived than requests were outstanding. */
+static inline bool rr_overrun(const rr_conn *c, const rr_thread *t)
+{
+    return c->inflight == 0 && c->rx >= t->resp_len;
+}
+
+/* Every allowed request issued and answered. */
+static inline bool rr_quota_done(const rr_thread *t)
+{
+    return t->quota && t->completed >= t->quota;
+}
+
+/* Sum of several threads' figures (histograms merged). */
+typedef struct rr_total {
+    uint64_t completed;
+    uint64_t t_first, t_last;  /* earliest start, latest completion */
+    hist h;
+} rr_total;
+
+void rr_total_init(rr_total *tot);
+void rr_total_add(rr_total *tot, const rr_thread *t);
+
+/* Build a buffer holding `count` copies of a request, so `n` requests go
+ * out in one send of n * len bytes. NULL on ENOMEM. */
+uint8_t *rr_request_train(const uint8_t *req, uint32_t len, unsigned count);
+
+#endif

@@ -1,0 +1,146 @@
+/* rt_app.h - glue between the common flags and the tern runtime, for tern-*
+ * programs only. Header-only on purpose: the apps/common sources are linked into the
+ * kern-* twins too, and they must not pull in the runtime and drivers.
+ *
+ * Also the per-connection output backlog every tern server needs when the
+ * send buffer is full: bytes that could not be sent are kept, and the input
+ * that produced them is reported unconsumed (tern_tcp_consumed later), so
+ * the receive window closes and the peer slows down instead of the backlog
+ * growing. */
+#ifndef APPS_RT_APP_H
+#define APPS_RT_APP_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytebuf.h"
+#include "opts.h"
+#include "report.h"
+#include "rt.h"
+
+static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
+                                       int role)
+{
+    memset(p, 0, sizeof *p);
+    p->driver = co->driver;
+    p->iface = co->iface;
+    p->ip = co->ip;
+    p->prefix = (uint8_t)co->prefix;
+    p->gw = co->gw;
+    memcpy(p->mac, co->mac, 6);
+    p->mac_set = co->mac_set;
+    p->cores = co->cores;
+    p->ncores = co->ncores;
+    p->busy = co->poll == POLL_BUSY;
+    p->poll_timeout_ms = co->poll_timeout_ms;
+    p->pcap = co->pcap;
+    p->role = role;
+    p->faults.loss = co->loss;
+    p->faults.dup = co->dup;
+    p->faults.reorder = co->reorder;
+    p->faults.corrupt = co->corrupt;
+    p->faults.delay_ns = co->delay_us * 1000;
+    p->seed = co->seed;
+    if (co->offload) {
+        /* The emulated NIC of --offload csum,tso,lro (see mem.h). */
+        if (strstr(co->offload, "csum"))
+            p->mem_caps |= TERN_CAP_RX_IP_CSUM | TERN_CAP_RX_L4_CSUM |
+                           TERN_CAP_TX_IP_CSUM | TERN_CAP_TX_L4_CSUM;
+        if (strstr(co->offload, "tso"))
+            p->mem_caps |= TERN_CAP_TSO | TERN_CAP_SG | TERN_CAP_TX_IP_CSUM |
+                           TERN_CAP_TX_L4_CSUM;
+        if (strstr(co->offload, "lro"))
+            p->mem_caps |= TERN_CAP_LRO | TERN_CAP_SG;
+    }
+}
+
+static inline const char *rt_close_reason(int reason)
+{
+    static const char *names[] = {"normal", "reset", "timeout", "refused",
+                                  "aborted", "no route"};
+    return reason >= 0 && reason < 6 ? names[reason] : "unknown";
+}
+
+/* Link figures: frames each way and, on mem, what the fault injector did. */
+static inline void rt_report_link(report *rp, rt *r)
+{
+    uint64_t rx, tx, drops;
+    rt_link_stats(r, &rx, &tx, &drops);
+    rep_obj_begin(rp, "link");
+    rep_u64(rp, "frames_tx", tx);
+    rep_u64(rp, "frames_rx", rx);
+    rep_u64(rp, "drops", drops);
+    if (!strcmp(rt_params_of(r)->driver, "mem")) {
+        uint64_t lost = 0, dup = 0, reord = 0, corr = 0;
+        for (unsigned i = 0; i < rt_ncores(r); i++) {
+            tern_memlink *ml = rt_core_at(r, i)->ml;
+            for (int end = 0; ml && end < 2; end++) {
+                const tern_memlink_stats *s = tern_memlink_get_stats(ml, end);
+                lost += s->lost;
+                dup += s->duplicated;
+                reord += s->reordered;
+                corr += s->corrupted;
+            }
+        }
+        rep_u64(rp, "lost", lost);
+        rep_u64(rp, "duplicated", dup);
+        rep_u64(rp, "reordered", reord);
+        rep_u64(rp, "corrupted", corr);
+    }
+    rep_obj_end(rp);
+}
+
+/* ---- output backlog of one connection ---- */
+
+typedef struct pend_conn {
+    bytebuf out;      /* bytes the send buffer refused */
+    size_t held;      /* input bytes not yet reported consumed */
+    void *app;        /* the application's own per-connection state */
+} pend_conn;
+
+/* The connection's backlog, created on first need (user pointer). */
+static inline pend_conn *pend_of(tern_conn *c)
+{
+    pend_conn *pc = tern_tcp_get_user(c);
+    if (!pc) {
+        pc = calloc(1, sizeof *pc);
+        if (pc)
+            tern_tcp_set_user(c, pc);
+    }
+    return pc;
+}
+
+/* Keep n input-derived bytes for later; returns 0 (bytes consumed now). */
+static inline size_t pend_hold(pend_conn *pc, const uint8_t *d, size_t n)
+{
+    bb_append(&pc->out, d, n, SIZE_MAX);
+    pc->held += n;
+    return 0;
+}
+
+/* Send what the backlog holds; once empty, reopen the window. */
+static inline void pend_flush(tern_stack *st, tern_conn *c, pend_conn *pc)
+{
+    if (!pc)
+        return;
+    while (pc->out.len) {
+        long s = tern_tcp_send(st, c, bb_data(&pc->out), pc->out.len);
+        if (s <= 0)
+            return;
+        bb_consume(&pc->out, (size_t)s);
+    }
+    if (pc->held) {
+        tern_tcp_consumed(st, c, pc->held);
+        pc->held = 0;
+    }
+}
+
+static inline void pend_free(pend_conn *pc)
+{
+    if (pc) {
+        bb_free(&pc->out);
+        free(pc);
+    }
+}
+
+#endif

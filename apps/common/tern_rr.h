@@ -1,0 +1,212 @@
+/* tern_rr.h - the request/response load generator on tern stacks, shared by
+ * tern-echo and tern-httpd (client role endpoints). Header-only because
+ * apps/common's .c files also go into the kern-* twins, which must not link
+ * the runtime.
+ *
+ * Per request: rr_recv (a few adds and a histogram increment) and one
+ * tern_tcp_send of the next request(s) from inside the recv callback, so
+ * the request carries the ACK. Time is the loop's clock (core->now). */
+#ifndef APPS_TERN_RR_H
+#define APPS_TERN_RR_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bytebuf.h"
+#include "rr.h"
+#include "rt.h"
+
+typedef struct trr_conn {
+    rr_conn rr;
+    tern_conn *c;
+    bytebuf pend;               /* requests the send buffer refused */
+} trr_conn;
+
+typedef struct trr_core {
+    rr_thread rr;
+    trr_conn *conns;
+    unsigned n;
+    uint64_t deadline;
+    bool failed;
+} trr_core;
+
+typedef struct trr {
+    trr_core *cores;
+    unsigned ncores;
+    uint8_t *train;             /* RR_MAX_DEPTH requests back to back */
+    uint32_t req_len;
+    double duration;
+    uint32_t dst_ip;
+    uint16_t dst_port;
+    const char *prog;
+} trr;
+
+static trr g_trr;
+
+/* Split conns and requests over the cores. False if no core gets any. */
+static inline bool trr_setup(const char *prog, unsigned ncores,
+                             const uint8_t *req, uint32_t req_len,
+                             uint32_t resp_len, uint64_t conns, uint64_t depth,
+                             uint64_t requests, double duration, uint32_t ip,
+                             uint16_t port)
+{
+    trr *t = &g_trr;
+    t->prog = prog;
+    t->ncores = ncores;
+    t->cores = calloc(ncores, sizeof *t->cores);
+    t->train = rr_request_train(req, req_len, RR_MAX_DEPTH);
+    t->req_len = req_len;
+    t->duration = duration;
+    t->dst_ip = ip;
+    t->dst_port = port;
+    if (!t->cores || !t->train)
+        return false;
+    unsigned active = 0;
+    for (unsigned i = 0; i < ncores; i++) {
+        trr_core *sc = &t->cores[i];
+        uint64_t quota = requests ? requests / ncores + (i < requests % ncores)
+                                  : 0;
+        sc->n = (unsigned)(conns / ncores + (i < conns % ncores));
+        if (requests && !quota)
+            sc->n = 0;
+        sc->conns = calloc(sc->n ? sc->n : 1, sizeof *sc->conns);
+        rr_thread_init(&sc->rr, req_len, resp_len, (uint32_t)depth, quota);
+        active += sc->n > 0;
+    }
+    return active > 0;
+}
+
+static inline void trr_send(tern_stack *st, trr_conn *cc, unsigned k)
+{
+    size_t n = (size_t)k * g_trr.req_len;
+    if (!cc->pend.len) {
+        long s = tern_tcp_send(st, cc->c, g_trr.train, n);
+        if (s == (long)n)
+            return;
+        if (s < 0)
+            s = 0;
+        bb_append(&cc->pend, g_trr.train + s, n - (size_t)s, SIZE_MAX);
+        return;
+    }
+    bb_append(&cc->pend, g_trr.train, n, SIZE_MAX);
+}
+
+/* Connect this core's share (client endpoint). */
+static inline int trr_start(rt_ep *ep)
+{
+    trr_core *sc = &g_trr.cores[ep->core->idx];
+    for (unsigned k = 0; k < sc->n; k++) {
+        int err = 0;
+        sc->conns[k].c = tern_tcp_connect(ep->st, g_trr.dst_ip, g_trr.dst_port,
+                                          0, &sc->conns[k], &err);
+        if (!sc->conns[k].c) {
+            snprintf(ep->core->errmsg, sizeof ep->core->errmsg,
+                     "connect: error %d", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static inline void trr_connected(tern_stack *st, void *user)
+{
+    rt_ep *ep = rt_ep_of(st);
+    trr_core *sc = &g_trr.cores[ep->core->idx];
+    trr_conn *cc = user;
+    unsigned k = rr_start(&sc->rr, &cc->rr, ep->core->now);
+    if (k)
+        trr_send(st, cc, k);
+}
+
+static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
+{
+    rt_ep *ep = rt_ep_of(st);
+    trr_core *sc = &g_trr.cores[ep->core->idx];
+    trr_conn *cc = user;
+    unsigned k = rr_recv(&sc->rr, &cc->rr, len, ep->core->now);
+    if (k)
+        trr_send(st, cc, k);
+    else if (rr_overrun(&cc->rr, &sc->rr))
+        sc->failed = true;
+    return len;
+}
+
+static inline void trr_acked(tern_stack *st, void *user)
+{
+    trr_conn *cc = user;
+    while (cc && cc->pend.len) {
+        long s = tern_tcp_send(st, cc->c, bb_data(&cc->pend), cc->pend.len);
+        if (s <= 0)
+            return;
+        bb_consume(&cc->pend, (size_t)s);
+    }
+}
+
+/* A client connection went away: a failure unless the run is ending. */
+static inline void trr_closed(tern_stack *st, void *user, int reason,
+                              const char *why)
+{
+    rt_ep *ep = rt_ep_of(st);
+    trr_core *sc = &g_trr.cores[ep->core->idx];
+    trr_conn *cc = user;
+    if (!cc)
+        return;
+    cc->c = NULL;
+    if (!sc->rr.stopping && !rr_quota_done(&sc->rr) && !ep->core->stop &&
+        !rt_stopping()) {
+        sc->failed = true;
+        fprintf(stderr, "%s: core %u: a connection closed (%s)\n", g_trr.prog,
+                ep->core->idx, why);
+        rt_core_stop(ep->core);
+    }
+    (void)reason;
+}
+
+/* Once per loop iteration: end on time, or once the quota is in. */
+static inline void trr_iter(rt_core *core)
+{
+    if (!g_trr.cores)
+        return;                     /* server only: no load to generate */
+    trr_core *sc = &g_trr.cores[core->idx];
+    if (!sc->n)
+        return;
+    rr_thread *t = &sc->rr;
+    if (!sc->deadline && t->t_first && g_trr.duration > 0)
+        sc->deadline = t->t_first + (uint64_t)(g_trr.duration * 1e9);
+    if (sc->deadline && core->now >= sc->deadline)
+        t->stopping = true;
+    if (rr_quota_done(t) || sc->failed) {
+        rt_core_stop(core);
+        return;
+    }
+    if (t->stopping) {
+        bool idle = true;
+        for (unsigned k = 0; k < sc->n && idle; k++)
+            idle = sc->conns[k].rr.inflight == 0;
+        if (idle || core->now > sc->deadline + 5000000000ull)
+            rt_core_stop(core);
+    }
+}
+
+/* Close this core's client connections (the runtime drains the FINs). */
+static inline void trr_finish(rt_ep *ep)
+{
+    trr_core *sc = &g_trr.cores[ep->core->idx];
+    for (unsigned k = 0; k < sc->n; k++)
+        if (sc->conns[k].c)
+            tern_tcp_close(ep->st, sc->conns[k].c);
+}
+
+static inline void trr_total(rr_total *tot, uint64_t *completed, bool *failed)
+{
+    rr_total_init(tot);
+    *completed = 0;
+    *failed = false;
+    for (unsigned i = 0; i < g_trr.ncores; i++) {
+        rr_total_add(tot, &g_trr.cores[i].rr);
+        *completed += g_trr.cores[i].rr.completed;
+        *failed |= g_trr.cores[i].failed;
+    }
+}
+
+#endif

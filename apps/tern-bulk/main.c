@@ -1,0 +1,357 @@
+/* tern-bulk - bulk transfer on the tern stack with every byte verified.
+ * Sender: builds each segment's payload straight into a pool buffer
+ * (pattern_fill at the stream offset) and queues it with tern_tcp_send_buf:
+ * no copy. Receiver: checks every byte in place in the recv callback, or
+ * SHA-256s the stream (--verify hash, for kernel peers like nc or Python).
+ * With --driver mem both stacks run in one thread per core; --link RATE
+ * then also limits the mem link to that line rate. */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_opts.h"
+#include "bulk.h"
+#include "pattern.h"
+#include "results.h"
+#include "rt_app.h"
+
+typedef struct cstream {        /* sender side of one connection */
+    tern_conn *c;
+    uint64_t off, total;
+    uint32_t chunk;             /* payload per buffer: MSS, or less */
+    bool fin, closed, copy_mode;
+} cstream;
+
+typedef struct bcore {
+    cstream *cli;
+    unsigned ncli, closed;
+    uint64_t sent, t_start, t_end;
+    bulk_rx *ended;             /* finished receive streams */
+    size_t nended, cap;
+    bool failed;
+} bcore;
+
+static common_opts co;
+static bulk_opts bo;
+static bcore *cores;
+static atomic_uint streams_ended;
+static uint8_t *copy_src;       /* pattern scratch for the copying fallback */
+
+/* ---- sender ---- */
+
+static void pump(tern_stack *st, cstream *s)
+{
+    while (s->c && s->off < s->total) {
+        size_t space = tern_tcp_send_space(st, s->c);
+        uint64_t left = s->total - s->off;
+        size_t n = left < s->chunk ? (size_t)left : s->chunk;
+        if (space < n)
+            return;                           /* wait for acked */
+        long rc;
+        if (!s->copy_mode) {
+            tern_buf *b = tern_buf_alloc(st);
+            if (!b)
+                return;                       /* pool dry: retried by iter */
+            if (bo.verify != VERIFY_NONE)
+                pattern_fill(b->data, s->off, n);
+            b->len = (uint32_t)n;
+            rc = tern_tcp_send_buf(st, s->c, b);
+            if (rc == 0) {
+                s->off += n;
+                continue;
+            }
+            tern_buf_release(st, b);
+            if (rc == -TERN_EAGAIN || rc == -TERN_ENOBUFS ||
+                rc == -TERN_ENOMEM)
+                return;
+            s->copy_mode = true;              /* no zero-copy: copy instead */
+        }
+        if (bo.verify != VERIFY_NONE)
+            pattern_fill(copy_src, s->off, n);
+        rc = tern_tcp_send(st, s->c, copy_src, n);
+        if (rc <= 0)
+            return;
+        s->off += (uint64_t)rc;
+    }
+    if (s->c && !s->fin && s->off >= s->total) {
+        s->fin = true;
+        tern_tcp_shutdown(st, s->c);
+    }
+}
+
+/* ---- receiver ---- */
+
+static void stream_end(rt_ep *ep, tern_conn *c, bulk_rx *rx)
+{
+    bcore *bc = &cores[ep->core->idx];
+    bulk_rx_end(rx, ep->core->now);
+    if (bc->nended == bc->cap) {
+        bc->cap = bc->cap ? bc->cap * 2 : 16;
+        bc->ended = realloc(bc->ended, bc->cap * sizeof *bc->ended);
+    }
+    bc->ended[bc->nended++] = *rx;
+    tern_tcp_set_user(c, NULL);
+    free(rx);
+    unsigned n = atomic_fetch_add(&streams_ended, 1) + 1;
+    if (bo.mode == MODE_SERVER && !co.json)
+        fprintf(stderr, "%s: stream %u ended\n", co.prog, n);
+    if (bo.mode == MODE_SERVER && bo.once && n >= bo.conns)
+        rt_stop();
+}
+
+/* Payload bytes a pool buffer holds after the headroom. */
+static size_t buf_room(tern_stack *st)
+{
+    tern_buf *b = tern_buf_alloc(st);
+    if (!b)
+        return 1024;
+    size_t room = b->size - (size_t)(b->data - b->head);
+    tern_buf_release(st, b);
+    return room;
+}
+
+/* ---- callbacks ---- */
+
+static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)st; (void)c; (void)lu;
+    bulk_rx *rx = malloc(sizeof *rx);
+    if (rx)
+        bulk_rx_init(rx, bo.verify);
+    return rx;
+}
+
+static void cb_connected(tern_stack *st, tern_conn *c, void *user)
+{
+    rt_ep *ep = rt_ep_of(st);
+    bcore *bc = &cores[ep->core->idx];
+    cstream *s = user;
+    tern_tcp_info info;
+    tern_tcp_get_info(st, c, &info);
+    size_t room = buf_room(st);
+    s->chunk = info.mss && info.mss < room ? info.mss : (uint32_t)room;
+    if (!bc->t_start)
+        bc->t_start = ep->core->now;
+    pump(st, s);
+}
+
+static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                      const uint8_t *d, size_t len)
+{
+    (void)c; (void)b;
+    if (user && rt_ep_of(st)->role == RT_SERVER)
+        bulk_rx_data(user, d, len, rt_ep_of(st)->core->now);
+    return len;                 /* a sender ignores stray bytes */
+}
+
+static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+{
+    (void)c;
+    if (rt_ep_of(st)->role == RT_CLIENT) {
+        cores[rt_ep_of(st)->core->idx].sent += bytes;
+        pump(st, user);
+    }
+}
+
+static void cb_peer_closed(tern_stack *st, tern_conn *c, void *user)
+{
+    rt_ep *ep = rt_ep_of(st);
+    if (ep->role == RT_SERVER && user)
+        stream_end(ep, c, user);
+    tern_tcp_close(st, c);
+}
+
+static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+{
+    (void)c;
+    rt_ep *ep = rt_ep_of(st);
+    if (ep->role == RT_SERVER) {
+        if (user) {                 /* ended without FIN: count it, bad */
+            bcore *bc = &cores[ep->core->idx];
+            bulk_rx *rx = user;
+            if (bc->nended == bc->cap) {
+                bc->cap = bc->cap ? bc->cap * 2 : 16;
+                bc->ended = realloc(bc->ended, bc->cap * sizeof *bc->ended);
+            }
+            bc->ended[bc->nended++] = *rx;
+            free(rx);
+        }
+        return;
+    }
+    bcore *bc = &cores[ep->core->idx];
+    cstream *s = user;
+    if (!s || s->closed)
+        return;
+    s->closed = true;
+    s->c = NULL;
+    bc->t_end = ep->core->now;
+    if (s->off < s->total || reason != TERN_CLOSE_NORMAL) {
+        if (!rt_stopping() && !ep->core->stop)
+            fprintf(stderr, "%s: a stream closed early (%s)\n", co.prog,
+                    rt_close_reason(reason));
+        bc->failed = true;
+    }
+    if (++bc->closed == bc->ncli)
+        rt_core_stop(ep->core);
+}
+
+/* ---- runtime hooks ---- */
+
+static void configure(rt_ep *ep, tern_config *cfg)
+{
+    (void)ep;
+    cfg->cb.accepted = cb_accepted;
+    cfg->cb.connected = cb_connected;
+    cfg->cb.recv = cb_recv;
+    cfg->cb.acked = cb_acked;
+    cfg->cb.peer_closed = cb_peer_closed;
+    cfg->cb.closed = cb_closed;
+    uint64_t need = bo.conns * 2 + 64;
+    if (need > cfg->max_conns)
+        cfg->max_conns = (uint32_t)need;
+}
+
+static int start(rt_core *core)
+{
+    bcore *bc = &cores[core->idx];
+    for (unsigned e = 0; e < core->nep; e++) {
+        rt_ep *ep = &core->ep[e];
+        if (ep->role == RT_SERVER) {
+            int rc = tern_tcp_listen(ep->st, (uint16_t)bo.port, NULL);
+            if (rc) {
+                snprintf(core->errmsg, sizeof core->errmsg,
+                         "listen on port %u: error %d", (unsigned)bo.port, -rc);
+                return -1;
+            }
+            continue;
+        }
+        uint32_t ip = bo.mode == MODE_CLIENT ? bo.peer_ip : RT_MEM_SERVER_IP;
+        uint16_t port = bo.mode == MODE_CLIENT ? bo.peer_port
+                                               : (uint16_t)bo.port;
+        for (unsigned k = 0; k < bc->ncli; k++) {
+            int err = 0;
+            bc->cli[k].c = tern_tcp_connect(ep->st, ip, port, 0, &bc->cli[k],
+                                            &err);
+            if (!bc->cli[k].c) {
+                snprintf(core->errmsg, sizeof core->errmsg,
+                         "connect: error %d", err);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Streams that stalled on an empty pool get another go every iteration. */
+static void iter(rt_core *core)
+{
+    bcore *bc = &cores[core->idx];
+    for (unsigned e = 0; e < core->nep; e++) {
+        if (core->ep[e].role != RT_CLIENT)
+            continue;
+        for (unsigned k = 0; k < bc->ncli; k++) {
+            cstream *s = &bc->cli[k];
+            if (s->c && s->chunk && !s->fin)
+                pump(core->ep[e].st, s);
+        }
+    }
+}
+
+static bool report_out(rt *r)
+{
+    report rp;
+    tern_counters all;
+    rt_counters(r, -1, &all);
+    rep_begin(&rp, stdout, co.json, co.prog);
+    rep_str(&rp, "driver", co.driver);
+    rep_str(&rp, "mode", bo.mode == MODE_SERVER ? "server"
+                         : bo.mode == MODE_CLIENT ? "client" : "both");
+    rep_u64(&rp, "cores", co.ncores);
+    rep_u64(&rp, "conns", bo.conns);
+    if (co.offload)
+        rep_str(&rp, "offload", co.offload);
+    bulk_total tot;
+    bulk_total_init(&tot);
+    bool ok = true;
+    unsigned mtu = 1500;
+    if (bo.mode == MODE_CLIENT) {
+        for (unsigned i = 0; i < co.ncores; i++) {
+            tot.bytes += cores[i].sent;
+            tot.streams += cores[i].ncli;
+            ok &= !cores[i].failed;
+            if (cores[i].t_start &&
+                (!tot.t_first || cores[i].t_start < tot.t_first))
+                tot.t_first = cores[i].t_start;
+            if (cores[i].t_end > tot.t_last)
+                tot.t_last = cores[i].t_end;
+        }
+        bulk_report(&rp, &tot, VERIFY_NONE, co.link_bps, mtu, true);
+        ok &= tot.bytes == bo.bytes;
+    } else {
+        for (unsigned i = 0; i < co.ncores; i++) {
+            for (size_t k = 0; k < cores[i].nended; k++)
+                bulk_total_add(&tot, &cores[i].ended[k]);
+            ok &= !cores[i].failed;
+        }
+        bulk_report(&rp, &tot, bo.verify, co.link_bps, mtu, true);
+        if (bo.mode == MODE_BOTH)
+            ok &= tot.bytes == bo.bytes &&
+                  (bo.verify != VERIFY_PATTERN || tot.all_ok);
+        else if (bo.verify == VERIFY_PATTERN)
+            ok &= tot.all_ok;
+    }
+    rep_u64(&rp, "retransmits", all.tcp_retransmits);
+    rt_report_link(&rp, r);
+    report_counters(&rp, "counters", &all);
+    rep_end(&rp);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    common_defaults(&co, "tern-bulk", FAMILY_TERN);
+    bulk_opts_parse(&co, &bo, argc, argv);
+    cores = calloc(co.ncores, sizeof *cores);
+    copy_src = malloc(65536);
+    if (!cores || !copy_src)
+        return 1;
+    unsigned n = co.ncores;
+    for (unsigned i = 0; i < n && bo.mode != MODE_SERVER; i++) {
+        bcore *bc = &cores[i];
+        bc->ncli = (unsigned)(bo.conns / n + (i < bo.conns % n));
+        bc->cli = calloc(bc->ncli ? bc->ncli : 1, sizeof *bc->cli);
+        for (unsigned k = 0; k < bc->ncli; k++)
+            bc->cli[k].total = bulk_share(bo.bytes, bo.conns,
+                                          (uint64_t)k * n + i);
+    }
+    if (bo.mode != MODE_SERVER && bo.conns < n)
+        opts_fail(&co, "--conns %llu is less than the %u cores",
+                  (unsigned long long)bo.conns, n);
+
+    rt_params p;
+    rt_params_from_opts(&p, &co, bo.mode == MODE_SERVER ? RT_SERVER
+                                                         : RT_CLIENT);
+    /* Enough buffers for every stream's send window plus reordering. */
+    p.pool_size = (unsigned)(8192 + bo.conns * 512);
+    if (!strcmp(co.driver, "mem") && co.link_bps > 0)
+        p.faults.rate_bps = (uint64_t)co.link_bps;
+    rt_hooks h = {.configure = configure, .start = start, .iter = iter};
+    char err[256];
+    rt *r = rt_create(&p, &h, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+        return 1;
+    }
+    if (bo.mode == MODE_SERVER && !co.json)
+        fprintf(stderr, "%s: receiving on port %u\n", co.prog,
+                (unsigned)bo.port);
+    if (rt_run(r, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+        rt_destroy(r);
+        return 1;
+    }
+    bool ok = report_out(r);
+    rt_destroy(r);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,205 @@
+/* tern-echo - request/response benchmark on the tern stack (the headline
+ * number). Server: echo every byte back from inside the recv callback, so
+ * the reply carries the ACK. Client: --conns connections with --depth
+ * requests of --size bytes in flight each, replies counted by bytes,
+ * latency from the loop's clock (tern_rr.h). With --driver mem both stacks
+ * run in one thread per core over an in-memory link. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_opts.h"
+#include "results.h"
+#include "rt_app.h"
+#include "tern_rr.h"
+
+static common_opts co;
+static echo_opts eo;
+
+/* ---- server: echo, keeping a backlog only when the send buffer is full */
+
+static size_t srv_recv(tern_stack *st, tern_conn *c, const uint8_t *d,
+                       size_t len)
+{
+    pend_conn *pc = tern_tcp_get_user(c);
+    if (pc && pc->out.len)
+        return pend_hold(pc, d, len);      /* stay in order behind it */
+    long s = tern_tcp_send(st, c, d, len);
+    if (s == (long)len)
+        return len;
+    if (s < 0)
+        s = 0;
+    pc = pend_of(c);
+    if (!pc) {
+        tern_tcp_abort(st, c);
+        return len;
+    }
+    pend_hold(pc, d + s, len - (size_t)s);
+    return (size_t)s;
+}
+
+/* ---- callbacks: dispatch on the endpoint's role ---- */
+
+static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)st; (void)c; (void)lu;
+    return NULL;                        /* state only if a backlog forms */
+}
+
+static void cb_connected(tern_stack *st, tern_conn *c, void *user)
+{
+    (void)c;
+    trr_connected(st, user);
+}
+
+static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                      const uint8_t *d, size_t len)
+{
+    (void)b;
+    if (rt_ep_of(st)->role == RT_SERVER)
+        return srv_recv(st, c, d, len);
+    return trr_recv(st, user, len);
+}
+
+static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+{
+    (void)bytes;
+    if (rt_ep_of(st)->role == RT_SERVER)
+        pend_flush(st, c, user);
+    else
+        trr_acked(st, user);
+}
+
+static void cb_peer_closed(tern_stack *st, tern_conn *c, void *user)
+{
+    (void)user;
+    if (rt_ep_of(st)->role == RT_SERVER)
+        tern_tcp_close(st, c);
+}
+
+static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+{
+    (void)c;
+    if (rt_ep_of(st)->role == RT_SERVER)
+        pend_free(user);
+    else
+        trr_closed(st, user, reason, rt_close_reason(reason));
+}
+
+/* ---- runtime hooks ---- */
+
+static void configure(rt_ep *ep, tern_config *cfg)
+{
+    (void)ep;
+    cfg->cb.accepted = cb_accepted;
+    cfg->cb.connected = cb_connected;
+    cfg->cb.recv = cb_recv;
+    cfg->cb.acked = cb_acked;
+    cfg->cb.peer_closed = cb_peer_closed;
+    cfg->cb.closed = cb_closed;
+    uint64_t need = eo.conns * 2 + 64;
+    if (need > cfg->max_conns)
+        cfg->max_conns = (uint32_t)need;
+}
+
+static int start(rt_core *core)
+{
+    for (unsigned e = 0; e < core->nep; e++) {
+        rt_ep *ep = &core->ep[e];
+        if (ep->role == RT_CLIENT) {
+            if (trr_start(ep))
+                return -1;
+            continue;
+        }
+        int rc = tern_tcp_listen(ep->st, (uint16_t)eo.port, NULL);
+        if (rc) {
+            snprintf(core->errmsg, sizeof core->errmsg,
+                     "listen on port %u: error %d", (unsigned)eo.port, -rc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void iter(rt_core *core) { trr_iter(core); }
+
+static void finish(rt_core *core)
+{
+    for (unsigned e = 0; e < core->nep; e++)
+        if (core->ep[e].role == RT_CLIENT)
+            trr_finish(&core->ep[e]);
+}
+
+static bool report_out(rt *r)
+{
+    report rp;
+    tern_counters all, srv;
+    rt_counters(r, -1, &all);
+    rt_counters(r, RT_SERVER, &srv);
+    rep_begin(&rp, stdout, co.json, co.prog);
+    rep_str(&rp, "driver", co.driver);
+    rep_str(&rp, "mode", eo.mode == MODE_BOTH ? "both"
+                         : eo.mode == MODE_SERVER ? "server" : "client");
+    rep_u64(&rp, "cores", co.ncores);
+    rep_u64(&rp, "conns", eo.conns);
+    rep_u64(&rp, "size", eo.size);
+    rep_u64(&rp, "depth", eo.depth);
+    bool ok = true;
+    if (eo.mode != MODE_SERVER) {
+        rr_total tot;
+        uint64_t done;
+        bool failed;
+        trr_total(&tot, &done, &failed);
+        report_rr(&rp, &tot);
+        ok = !failed && (!eo.requests || done == eo.requests);
+    } else {
+        rep_u64(&rp, "requests", srv.tcp_bytes_in / eo.size);
+        rep_u64(&rp, "bytes_echoed", srv.tcp_bytes_out);
+        rep_u64(&rp, "accepted", srv.tcp_passive_opens);
+    }
+    rep_u64(&rp, "retransmits", all.tcp_retransmits);
+    rt_report_link(&rp, r);
+    report_counters(&rp, "counters", &all);
+    rep_end(&rp);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    common_defaults(&co, "tern-echo", FAMILY_TERN);
+    echo_opts_parse(&co, &eo, argc, argv);
+    if (!eo.port)
+        eo.port = 7007;
+    uint8_t *req = malloc(eo.size);
+    if (!req)
+        return 1;
+    for (uint64_t i = 0; i < eo.size; i++)
+        req[i] = (uint8_t)('a' + i % 26);
+    if (eo.mode != MODE_SERVER &&
+        !trr_setup(co.prog, co.ncores, req, (uint32_t)eo.size,
+                   (uint32_t)eo.size, eo.conns, eo.depth, eo.requests,
+                   eo.duration,
+                   eo.mode == MODE_CLIENT ? eo.peer_ip : RT_MEM_SERVER_IP,
+                   eo.mode == MODE_CLIENT ? eo.peer_port : (uint16_t)eo.port))
+        opts_fail(&co, "no client connections (--conns too small for --cores?)");
+
+    rt_params p;
+    rt_params_from_opts(&p, &co, eo.mode == MODE_SERVER ? RT_SERVER
+                                                         : RT_CLIENT);
+    rt_hooks h = {.configure = configure, .start = start, .iter = iter,
+                  .finish = finish};
+    char err[256];
+    rt *r = rt_create(&p, &h, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+        return 1;
+    }
+    if (rt_run(r, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+        rt_destroy(r);
+        return 1;
+    }
+    bool ok = report_out(r);
+    rt_destroy(r);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,252 @@
+/* tern-httpd - HTTP/1.1 keep-alive server with a fixed response on the tern
+ * stack (the seed 000/004 workload, for wrk and curl). Requests are parsed
+ * in place inside the recv callback (only a head split across segments is
+ * copied) and the responses of all requests in one segment leave in one
+ * send, with the ACK. With --driver mem (no --server), a built-in
+ * keep-alive GET load generator runs on a second stack in the same thread. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app_opts.h"
+#include "http.h"
+#include "parse.h"
+#include "results.h"
+#include "rt_app.h"
+#include "tern_rr.h"
+
+typedef struct hconn {
+    pend_conn pend;             /* first: pend_* work on it */
+    http_conn http;
+    bool closing;
+} hconn;
+
+static common_opts co;
+static httpd_opts ho;
+static http_srv srv;
+static __thread bytebuf scratch;   /* responses of one recv callback */
+
+/* ---- server ---- */
+
+static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)lu;
+    hconn *h = calloc(1, sizeof *h);
+    if (!h)
+        tern_tcp_abort(st, c);
+    return h;
+}
+
+static size_t srv_recv(tern_stack *st, tern_conn *c, hconn *h,
+                       const uint8_t *d, size_t len)
+{
+    if (!h || h->closing)
+        return len;
+    scratch.len = scratch.off = 0;
+    int r = http_conn_input(&h->http, &srv, (const char *)d, len, &scratch);
+    size_t consumed = len;
+    if (h->pend.out.len) {
+        /* Behind a backlog: queue in order, keep the window shut. */
+        bb_append(&h->pend.out, bb_data(&scratch), scratch.len, SIZE_MAX);
+        h->pend.held += len;
+        consumed = 0;
+    } else if (scratch.len) {
+        long s = tern_tcp_send(st, c, bb_data(&scratch), scratch.len);
+        if (s < 0)
+            s = 0;
+        if ((size_t)s < scratch.len) {
+            bb_append(&h->pend.out, bb_data(&scratch) + s,
+                      scratch.len - (size_t)s, SIZE_MAX);
+            h->pend.held += len;
+            consumed = 0;
+        }
+    }
+    if (r == HTTP_CLOSE) {
+        h->closing = true;
+        if (!h->pend.out.len)
+            tern_tcp_close(st, c);    /* FIN after the queued responses */
+    }
+    return consumed;
+}
+
+static void srv_acked(tern_stack *st, tern_conn *c, hconn *h)
+{
+    if (!h)
+        return;
+    pend_flush(st, c, &h->pend);
+    if (h->closing && !h->pend.out.len)
+        tern_tcp_close(st, c);
+}
+
+/* ---- callbacks: dispatch on the endpoint's role ---- */
+
+static void cb_connected(tern_stack *st, tern_conn *c, void *user)
+{
+    (void)c;
+    trr_connected(st, user);
+}
+
+static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                      const uint8_t *d, size_t len)
+{
+    (void)b;
+    if (rt_ep_of(st)->role == RT_SERVER)
+        return srv_recv(st, c, user, d, len);
+    return trr_recv(st, user, len);
+}
+
+static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+{
+    (void)bytes;
+    if (rt_ep_of(st)->role == RT_SERVER)
+        srv_acked(st, c, user);
+    else
+        trr_acked(st, user);
+}
+
+static void cb_peer_closed(tern_stack *st, tern_conn *c, void *user)
+{
+    if (rt_ep_of(st)->role == RT_SERVER) {
+        hconn *h = user;
+        if (h)
+            h->closing = true;
+        if (!h || !h->pend.out.len)
+            tern_tcp_close(st, c);
+    }
+}
+
+static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+{
+    (void)c;
+    if (rt_ep_of(st)->role == RT_SERVER) {
+        hconn *h = user;
+        if (h) {
+            http_conn_free(&h->http);
+            bb_free(&h->pend.out);
+            free(h);
+        }
+        return;
+    }
+    trr_closed(st, user, reason, rt_close_reason(reason));
+}
+
+/* ---- runtime hooks ---- */
+
+static void configure(rt_ep *ep, tern_config *cfg)
+{
+    (void)ep;
+    cfg->cb.accepted = cb_accepted;
+    cfg->cb.connected = cb_connected;
+    cfg->cb.recv = cb_recv;
+    cfg->cb.acked = cb_acked;
+    cfg->cb.peer_closed = cb_peer_closed;
+    cfg->cb.closed = cb_closed;
+    if (cfg->max_conns < 4096)
+        cfg->max_conns = 4096;        /* wrk and curl open many */
+}
+
+static int start(rt_core *core)
+{
+    for (unsigned e = 0; e < core->nep; e++) {
+        rt_ep *ep = &core->ep[e];
+        if (ep->role == RT_CLIENT) {
+            if (trr_start(ep))
+                return -1;
+            continue;
+        }
+        int rc = tern_tcp_listen(ep->st, (uint16_t)ho.port, NULL);
+        if (rc) {
+            snprintf(core->errmsg, sizeof core->errmsg,
+                     "listen on port %u: error %d", (unsigned)ho.port, -rc);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void iter(rt_core *core)
+{
+    if (ho.mode != MODE_SERVER)
+        trr_iter(core);
+}
+
+static void finish(rt_core *core)
+{
+    for (unsigned e = 0; e < core->nep; e++)
+        if (core->ep[e].role == RT_CLIENT)
+            trr_finish(&core->ep[e]);
+}
+
+static bool report_out(rt *r)
+{
+    report rp;
+    tern_counters all, srvc;
+    rt_counters(r, -1, &all);
+    rt_counters(r, RT_SERVER, &srvc);
+    rep_begin(&rp, stdout, co.json, co.prog);
+    rep_str(&rp, "driver", co.driver);
+    rep_str(&rp, "mode", ho.mode == MODE_SERVER ? "server"
+                         : ho.mode == MODE_CLIENT ? "client" : "both");
+    rep_u64(&rp, "cores", co.ncores);
+    rep_u64(&rp, "body_size", ho.body_size);
+    bool ok = true;
+    if (ho.mode != MODE_SERVER) {
+        rr_total tot;
+        uint64_t done;
+        bool failed;
+        rep_u64(&rp, "conns", ho.conns);
+        rep_u64(&rp, "depth", ho.depth);
+        trr_total(&tot, &done, &failed);
+        report_rr(&rp, &tot);
+        ok = !failed && (!ho.requests || done == ho.requests);
+    } else {
+        rep_u64(&rp, "accepted", srvc.tcp_passive_opens);
+        rep_u64(&rp, "bytes_in", srvc.tcp_bytes_in);
+        rep_u64(&rp, "bytes_out", srvc.tcp_bytes_out);
+    }
+    rep_u64(&rp, "retransmits", all.tcp_retransmits);
+    rt_report_link(&rp, r);
+    report_counters(&rp, "counters", &all);
+    rep_end(&rp);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    common_defaults(&co, "tern-httpd", FAMILY_TERN);
+    httpd_opts_parse(&co, &ho, argc, argv);
+    if (http_srv_init(&srv, ho.body_size))
+        return 1;
+    if (ho.mode != MODE_SERVER &&
+        !trr_setup(co.prog, co.ncores, (const uint8_t *)http_get_req,
+                   (uint32_t)http_get_req_len, (uint32_t)srv.ok_keep_len,
+                   ho.conns, ho.depth, ho.requests, ho.duration,
+                   ho.mode == MODE_CLIENT ? ho.peer_ip : RT_MEM_SERVER_IP,
+                   ho.mode == MODE_CLIENT ? ho.peer_port : (uint16_t)ho.port))
+        opts_fail(&co, "no client connections (--conns too small for --cores?)");
+    rt_params p;
+    rt_params_from_opts(&p, &co, ho.mode == MODE_SERVER ? RT_SERVER
+                                                         : RT_CLIENT);
+    rt_hooks h = {.configure = configure, .start = start, .iter = iter,
+                  .finish = finish};
+    char err[256];
+    rt *r = rt_create(&p, &h, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+        return 1;
+    }
+    if (ho.mode == MODE_SERVER && !co.json) {
+        char ip[16];
+        fprintf(stderr, "%s: serving %s:%u on %s %s (Ctrl-C prints the "
+                        "figures)\n", co.prog, fmt_ip4(co.ip, ip),
+                (unsigned)ho.port, co.driver, co.iface ? co.iface : "");
+    }
+    if (rt_run(r, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+        rt_destroy(r);
+        return 1;
+    }
+    bool ok = report_out(r);
+    rt_destroy(r);
+    return ok ? 0 : 1;
+}

@@ -1,0 +1,181 @@
+/* rt_ep.c - endpoints: one stack instance bound to a mem link end or to a
+ * device queue. Built on the core's own thread so the stack's memory and
+ * the link's pools are first touched (and placed) where they are used. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "rt_int.h"
+
+/* Transmit through a real driver's queue. */
+static void ep_tx(void *ctx, tern_buf **frames, unsigned n)
+{
+    rt_ep *ep = ctx;
+    ep->dev->drv->tx_burst(ep->dev, ep->q, frames, n);
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Same, writing every frame to the core's capture first. */
+static void ep_tx_capture(void *ctx, tern_buf **frames, unsigned n)
+{
+    rt_ep *ep = ctx;
+    tern_pcap *pc = ep->core->rt->pcap[ep->core->idx];
+    uint64_t t = realtime_ns();
+    for (unsigned i = 0; i < n; i++)
+        tern_pcap_write(pc, frames[i], t);
+    ep_tx(ctx, frames, n);
+}
+
+unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max, uint64_t now)
+{
+    if (ep->ml)
+        return tern_memlink_rx(ep->ml, ep->end, frames, max, now);
+    unsigned n = ep->dev->drv->rx_burst(ep->dev, ep->q, frames, max);
+    tern_pcap *pc = ep->core->rt->pcap[ep->core->idx];
+    if (n && pc) {
+        uint64_t t = realtime_ns();
+        for (unsigned i = 0; i < n; i++)
+            tern_pcap_write(pc, frames[i], t);
+    }
+    return n;
+}
+
+int rt_ep_wait_fd(rt_ep *ep)
+{
+    if (ep->ml || !ep->dev->drv->wait_fd)
+        return -1;
+    return ep->dev->drv->wait_fd(ep->dev, ep->q);
+}
+
+/* Common stack setup for both kinds of endpoints. */
+static int ep_stack_init(rt_ep *ep, tern_config *cfg)
+{
+    rt_core *c = ep->core;
+    rt *r = c->rt;
+    if (getrandom(cfg->secret, sizeof cfg->secret, 0) != sizeof cfg->secret) {
+        for (unsigned i = 0; i < sizeof cfg->secret; i++)
+            cfg->secret[i] = (uint8_t)(rand() ^ (int)i);
+    }
+    if (r->p.max_conns)
+        cfg->max_conns = r->p.max_conns;
+    if (r->h.configure)
+        r->h.configure(ep, cfg);
+    size_t size = tern_stack_size(cfg);
+    size_t rounded = (size + TERN_STACK_ALIGN - 1) / TERN_STACK_ALIGN *
+                     TERN_STACK_ALIGN;
+    ep->mem = aligned_alloc(TERN_STACK_ALIGN, rounded);
+    if (!ep->mem) {
+        snprintf(c->errmsg, sizeof c->errmsg,
+                 "core %u: no memory for a stack (%zu bytes)", c->idx, size);
+        return -1;
+    }
+    memset(ep->mem, 0, rounded);
+    int err = 0;
+    ep->st = tern_stack_init(ep->mem, rounded, cfg, &err);
+    if (!ep->st) {
+        snprintf(c->errmsg, sizeof c->errmsg,
+                 "core %u: tern_stack_init failed (error %d)", c->idx, err);
+        return -1;
+    }
+    tern_set_user(ep->st, ep);
+    return 0;
+}
+
+static int mem_endpoints(rt_core *c)
+{
+    rt *r = c->rt;
+    tern_memlink_config mc;
+    tern_memlink_config_defaults(&mc);
+    if (r->p.pool_size)
+        mc.pool_size = r->p.pool_size;
+    mc.caps[0] = mc.caps[1] = r->p.mem_caps;
+    mc.faults = r->p.faults;
+    mc.seed = r->p.seed + c->idx;
+    char err[128];
+    c->ml = tern_memlink_create(&mc, err, sizeof err);
+    if (!c->ml) {
+        snprintf(c->errmsg, sizeof c->errmsg, "core %u: mem link: %s", c->idx,
+                 err);
+        return -1;
+    }
+    if (r->pcap[c->idx]) {
+        tern_memlink_attach_pcap(c->ml, 0, r->pcap[c->idx]);
+        tern_memlink_attach_pcap(c->ml, 1, r->pcap[c->idx]);
+    }
+    c->nep = 2;
+    for (int end = 0; end < 2; end++) {
+        rt_ep *ep = &c->ep[end];
+        ep->core = c;
+        ep->role = end == 0 ? RT_SERVER : RT_CLIENT;
+        ep->ip = end == 0 ? RT_MEM_SERVER_IP : RT_MEM_CLIENT_IP;
+        ep->ml = c->ml;
+        ep->end = end;
+        ep->pool = tern_memlink_pool(c->ml, end);
+        tern_config cfg;
+        tern_config_defaults(&cfg);
+        /* Locally administered MACs: 02:74:65:<core>:00:<end+1>. */
+        const uint8_t mac[6] = {0x02, 0x74, 0x65, (uint8_t)c->idx, 0,
+                                (uint8_t)(end + 1)};
+        memcpy(cfg.mac, mac, 6);
+        cfg.ip = ep->ip;
+        cfg.prefix_len = 24;
+        cfg.caps = tern_memlink_caps(c->ml, end);
+        cfg.buf_ops = tern_memlink_buf_ops(c->ml, end);
+        cfg.tx = tern_memlink_tx;
+        cfg.tx_ctx = tern_memlink_tx_ctx(c->ml, end);
+        if (ep_stack_init(ep, &cfg))
+            return -1;
+    }
+    return 0;
+}
+
+static int dev_endpoint(rt_core *c)
+{
+    rt *r = c->rt;
+    rt_ep *ep = &c->ep[0];
+    c->nep = 1;
+    ep->core = c;
+    ep->role = r->p.role;
+    ep->ip = r->p.ip;
+    ep->dev = r->dev;
+    ep->q = c->idx;
+    ep->pool = r->dev->pools[c->idx];
+    tern_config cfg;
+    tern_config_defaults(&cfg);
+    memcpy(cfg.mac, r->p.mac_set ? r->p.mac : r->dev->mac, 6);
+    cfg.ip = r->p.ip;
+    cfg.prefix_len = r->p.prefix;
+    cfg.gateway = r->p.gw;
+    if (r->dev->mtu)
+        cfg.mtu = r->dev->mtu;
+    cfg.caps = r->dev->caps;
+    cfg.buf_ops = tern_dev_buf_ops(r->dev, c->idx);
+    cfg.tx = r->pcap[c->idx] ? ep_tx_capture : ep_tx;
+    cfg.tx_ctx = ep;
+    return ep_stack_init(ep, &cfg);
+}
+
+int rt_core_init(rt_core *c)
+{
+    return c->rt->dev ? dev_endpoint(c) : mem_endpoints(c);
+}
+
+void rt_core_fini(rt_core *c)
+{
+    for (unsigned i = 0; i < c->nep; i++) {
+        free(c->ep[i].mem);
+        c->ep[i].mem = NULL;
+        c->ep[i].st = NULL;
+    }
+    if (c->ml) {
+        tern_memlink_destroy(c->ml);
+        c->ml = NULL;
+    }
+}

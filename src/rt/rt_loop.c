@@ -1,0 +1,116 @@
+/* rt_loop.c - the per-core loop: rx burst -> tern_input -> app iter ->
+ * tern_poll -> sleep (block mode) or spin (busy mode). The clock is read once
+ * per iteration; apps stamp their requests with core->now. */
+#include <errno.h>
+#include <poll.h>
+#include <time.h>
+
+#include "rt_int.h"
+
+/* Sleep until traffic on a driver fd, the stop event, or `next`. */
+static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
+{
+    rt *r = c->rt;
+    struct pollfd fds[RT_MAX_EPS + 1];
+    unsigned n = 0;
+    for (unsigned i = 0; i < c->nep; i++) {
+        int fd = rt_ep_wait_fd(&c->ep[i]);
+        if (fd < 0)
+            return;            /* this link cannot wake us: keep spinning */
+        fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
+    }
+    fds[n++] = (struct pollfd){.fd = rt_stop_fd(), .events = POLLIN};
+    struct timespec ts, *tsp = &ts;
+    if (r->p.poll_timeout_ms >= 0) {
+        /* Fixed timeout: the seed's epoll_wait(..., timeout) experiment. */
+        ts.tv_sec = r->p.poll_timeout_ms / 1000;
+        ts.tv_nsec = (r->p.poll_timeout_ms % 1000) * 1000000L;
+        if (next != TERN_NEVER && next > now &&
+            next - now < (uint64_t)r->p.poll_timeout_ms * 1000000ull) {
+            ts.tv_sec = (time_t)((next - now) / 1000000000ull);
+            ts.tv_nsec = (long)((next - now) % 1000000000ull);
+        }
+    } else if (next == TERN_NEVER) {
+        tsp = NULL;
+    } else {
+        uint64_t d = next > now ? next - now : 0;
+        ts.tv_sec = (time_t)(d / 1000000000ull);
+        ts.tv_nsec = (long)(d % 1000000000ull);
+    }
+    if (tsp && tsp->tv_sec == 0 && tsp->tv_nsec == 0)
+        return;
+    c->sleeps++;
+    ppoll(fds, n, tsp, NULL);
+}
+
+/* One iteration; returns frames received. */
+static unsigned core_step(rt_core *c, bool run_iter, uint64_t *next_out)
+{
+    rt *r = c->rt;
+    tern_buf *frames[RT_BURST];
+    uint64_t now = rt_now_ns();
+    unsigned got = 0;
+    c->now = now;
+    for (unsigned i = 0; i < c->nep; i++) {
+        rt_ep *ep = &c->ep[i];
+        unsigned n = rt_ep_rx(ep, frames, RT_BURST, now);
+        if (n) {
+            tern_input(ep->st, frames, n, now);
+            got += n;
+        }
+    }
+    if (run_iter && r->h.iter)
+        r->h.iter(c);
+    uint64_t next = TERN_NEVER;
+    for (unsigned i = 0; i < c->nep; i++) {
+        uint64_t d = tern_poll(c->ep[i].st, now);
+        if (d < next)
+            next = d;
+    }
+    if (c->ml) {
+        for (int end = 0; end < 2; end++) {
+            uint64_t d = tern_memlink_next_event(c->ml, end);
+            if (d < next)
+                next = d;
+        }
+    }
+    c->iterations++;
+    c->rx_frames += got;
+    *next_out = next;
+    return got;
+}
+
+void rt_core_loop(rt_core *c)
+{
+    bool busy = c->rt->p.busy || c->ml;
+    while (!rt_stopping() && !c->stop) {
+        uint64_t next;
+        unsigned got = core_step(c, true, &next);
+        if (!got && !busy)
+            core_sleep(c, next, c->now);
+    }
+}
+
+/* After the app's finish hook: keep the stacks running briefly so FINs,
+ * ACKs and retransmissions leave; stop early once the link is quiet. */
+void rt_core_drain(rt_core *c)
+{
+    uint64_t start = rt_now_ns(), quiet_since = start;
+    /* In-process links answer within microseconds; a real peer needs time
+     * to send its FIN after ours, and that FIN must still be ACKed. */
+    const uint64_t max_ns = (c->ml ? 200 : 2000) * 1000000ull;
+    const uint64_t quiet_ns = (c->ml ? 2 : 100) * 1000000ull;
+    for (;;) {
+        uint64_t next;
+        unsigned got = core_step(c, false, &next);
+        uint64_t now = c->now;
+        if (got)
+            quiet_since = now;
+        bool pending = c->ml && (tern_memlink_pending(c->ml, 0) ||
+                                 tern_memlink_pending(c->ml, 1));
+        if (pending)
+            quiet_since = now;
+        if (now - start > max_ns || now - quiet_since > quiet_ns)
+            break;
+    }
+}

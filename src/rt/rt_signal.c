@@ -1,0 +1,65 @@
+/* rt_signal.c - stopping the runtime: a global flag plus an eventfd that
+ * every sleeping core also waits on, set from SIGINT/SIGTERM handlers or
+ * from any thread (rt_stop). A second signal gets the default action, so a
+ * wedged program still dies on the second Ctrl-C. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rt_int.h"
+
+static volatile sig_atomic_t g_stop;
+static int g_stop_fd = -1;
+
+void rt_stop(void)
+{
+    g_stop = 1;
+    if (g_stop_fd >= 0) {
+        uint64_t one = 1;
+        ssize_t rc = write(g_stop_fd, &one, sizeof one);
+        (void)rc;
+    }
+}
+
+bool rt_stopping(void) { return g_stop != 0; }
+
+int rt_stop_fd(void) { return g_stop_fd; }
+
+static void on_signal(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigaction(sig, &sa, NULL);
+    rt_stop();
+}
+
+int rt_signal_setup(char *err, size_t errlen)
+{
+    if (g_stop_fd < 0) {
+        g_stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (g_stop_fd < 0) {
+            snprintf(err, errlen, "eventfd: %s", strerror(errno));
+            return -1;
+        }
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    return 0;
+}
+
+uint64_t rt_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,74 @@
+"""Every program: --help exits 0; a bad flag or value prints ONE line on
+stderr and exits 2; kern-* reject the mem fault flags and ignore driver
+flags."""
+import unittest
+
+from apptest import PROGRAMS, main, run
+
+
+class Flags(unittest.TestCase):
+    def bad(self, *args):
+        r = run(args, timeout=10)
+        self.assertEqual(r.returncode, 2, "%s: %r" % (args, r.stderr))
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 1, "one error line: %r" % r.stderr)
+        self.assertTrue(lines[0].startswith(args[0] + ": "), lines[0])
+        self.assertEqual(r.stdout, "")
+
+    def test_help(self):
+        for p in PROGRAMS:
+            r = run([p, "--help"], timeout=10)
+            self.assertEqual(r.returncode, 0, p)
+            self.assertIn("usage: " + p, r.stdout)
+            self.assertIn("--cores", r.stdout)
+            self.assertIn("--json", r.stdout)
+
+    def test_bad_flags(self):
+        for p in PROGRAMS:
+            self.bad(p, "--no-such-flag")
+            self.bad(p, "positional")
+            self.bad(p, "--cores", "x")
+            self.bad(p, "--cores", "3-1")
+            self.bad(p, "--poll", "sometimes")
+            self.bad(p, "--json=yes")
+            self.bad(p, "--port", "70000")
+            self.bad(p, "--port")
+            self.bad(p, "--client", "nohost")
+            self.bad(p, "--server", "--client", "127.0.0.1:1")
+
+    def test_bad_values(self):
+        self.bad("tern-echo", "--conns", "0")
+        self.bad("tern-echo", "--size", "-1")
+        self.bad("tern-echo", "--depth", "65")
+        self.bad("tern-echo", "--loss", "1.5")
+        self.bad("tern-echo", "--ip", "1.2.3/40")
+        self.bad("tern-echo", "--mac", "zz:00:00:00:00:00")
+        self.bad("tern-echo", "--driver", "carrier-pigeon")
+        self.bad("tern-bulk", "--bytes", "12Q")
+        self.bad("tern-bulk", "--verify", "maybe")
+        self.bad("kern-bulk", "--link", "fast")
+        self.bad("tern-httpd", "--offload", "magic")
+
+    def test_mode_rules(self):
+        # mem runs both ends itself; real drivers need a role and a NIC.
+        self.bad("tern-echo", "--server")
+        self.bad("tern-echo", "--driver", "afpacket", "--server")
+        self.bad("tern-echo", "--driver", "afpacket", "--iface", "x")
+        self.bad("tern-echo", "--driver", "tap", "--iface", "x",
+                 "--server", "--loss", "0.1")
+        self.bad("kern-echo", "--server", "--requests", "5")
+
+    def test_kern_fault_flags_rejected(self):
+        for p in ("kern-echo", "kern-bulk", "kern-httpd"):
+            self.bad(p, "--loss", "0.1")
+            self.bad(p, "--offload", "csum")
+
+    def test_kern_ignores_driver_flags(self):
+        r = run(["kern-echo", "--driver", "afxdp", "--iface", "eth9",
+                 "--requests", "50", "--conns", "2", "--json"], timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("ignoring --driver --iface", r.stderr)
+
+
+if __name__ == "__main__":
+    main()
