@@ -8,7 +8,7 @@ seconds=${1:-60}
 [ $# -gt 0 ] && shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$root/build-fuzz
-harnesses=${*:-"fuzz_frame fuzz_sequence"}
+harnesses=${*:-"fuzz_frame fuzz_sequence fuzz_options"}
 mkdir -p "$out"
 cd "$out"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -16,13 +16,14 @@ flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 for h in $harnesses; do
     clang $flags "$root/tests/fuzz/$h.c" "$root/tests/fuzz/fuzz_env.c" \
         "$root"/src/core/*.c "$root"/src/core/*/*.c -o "$out/$h"
+    [ "$h" = fuzz_options ] && seeds=opts_ || seeds=frame_
     corpus=$out/corpus-$h
     if [ ! -d "$corpus" ]; then
         mkdir -p "$corpus"
         python3 "$root/tests/fuzz/make_corpus.py" "$out/seeds"
         case $h in
             fuzz_sequence) cp "$out"/seeds/seq_* "$corpus"/ ;;
-            *) cp "$out"/seeds/frame_* "$corpus"/ ;;
+            *) cp "$out"/seeds/"$seeds"* "$corpus"/ ;;
         esac
     fi
     echo "fuzz: $h for ${seconds}s"

@@ -66,6 +66,15 @@ def main(out):
         "tcp_fin": tcp(0x11, seq=1001, ack=1),
         "tcp_rst": tcp(0x04, seq=1001),
     }
+    options = {
+        "syn_all": b"\x01" + b"\x02\x04\x05\xb4\x04\x02\x08\x0a\0\0\0\1\0\0\0\0\x01\x03\x03\x07",
+        "est_ts": b"\x00" + b"\x01\x01\x08\x0a\0\0\0\5\0\0\0\6",
+        "est_sack": b"\x00" + b"\x01\x01\x05\x12" + bytes(16),
+        "bad_len": b"\x01" + b"\x02\x00\x05\xb4",
+    }
+    for name, o in options.items():
+        with open(os.path.join(out, "opts_" + name), "wb") as fh:
+            fh.write(o)
     for name, f in frames.items():
         with open(os.path.join(out, "frame_" + name), "wb") as fh:
             fh.write(f)
