@@ -88,6 +88,8 @@ static struct arp_entry *arp_new(tern_stack *st, uint32_t ip)
         if (victim->state == ARP_INCOMPLETE)
             arp_drop_pending(st, victim->ip);
     }
+    if (victim->state == ARP_RESOLVED)
+        st->arp_gen++;              /* a cached MAC may be gone */
     tern_memset(victim, 0, sizeof *victim);
     victim->ip = ip;
     return victim;
@@ -207,6 +209,8 @@ void arp_input(tern_stack *st, tern_buf *b)
         e = arp_new(st, spa);
     if (e) {
         bool was_incomplete = e->state != ARP_RESOLVED;
+        if (was_incomplete || tern_memcmp(e->mac, sha, 6) != 0)
+            st->arp_gen++;          /* connections re-read their MAC */
         tern_memcpy(e->mac, sha, 6);
         e->state = ARP_RESOLVED;
         e->tries = 0;
@@ -224,14 +228,32 @@ out:
     tern_buf_release(st, b);
 }
 
+/* A resolved entry in use. Past its reachable time: keep using it,
+ * refresh in the background (arp_poll gives up on it if nobody answers).
+ * Returns when the entry next needs this check. */
+static uint64_t arp_use(tern_stack *st, struct arp_entry *e)
+{
+    if (st->now - e->confirmed <= ARP_REACHABLE_NS)
+        return e->confirmed + ARP_REACHABLE_NS + 1;
+    if (st->now >= e->retry_at)
+        arp_request(st, e);
+    return e->retry_at;
+}
+
+const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until)
+{
+    struct arp_entry *e = arp_find(st, nh);
+    if (!e || e->state != ARP_RESOLVED)
+        return NULL;
+    *until = arp_use(st, e);
+    return e->mac;
+}
+
 void arp_resolve_and_send(tern_stack *st, tern_buf *b, uint32_t nh)
 {
     struct arp_entry *e = arp_find(st, nh);
     if (e && e->state == ARP_RESOLVED) {
-        /* Past its reachable time: keep using it, refresh in the
-         * background (arp_poll gives up on it if nobody answers). */
-        if (st->now - e->confirmed > ARP_REACHABLE_NS && st->now >= e->retry_at)
-            arp_request(st, e);
+        arp_use(st, e);
         eth_output(st, b, e->mac, ETH_TYPE_IPV4);
         return;
     }
@@ -274,12 +296,26 @@ uint64_t arp_poll(tern_stack *st, uint64_t now)
         if (dead) {
             CTR(st, arp_entries_expired);
             arp_drop_pending(st, e->ip);
+            if (e->state == ARP_RESOLVED)
+                st->arp_gen++;
             e->state = ARP_FREE;
         } else if (!refreshing) {
             arp_request(st, e);
         }
     }
     return st->arp_next_scan;
+}
+
+void arp_clock_start(tern_stack *st, uint64_t shift)
+{
+    uint32_t cap = arp_cap(&st->cfg);
+    for (uint32_t i = 0; i < cap; i++) {
+        struct arp_entry *e = &st->arp[i];
+        if (e->state != ARP_FREE) {
+            e->confirmed += shift;
+            e->retry_at += shift;
+        }
+    }
 }
 
 void arp_fini(tern_stack *st)

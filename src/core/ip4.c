@@ -1,10 +1,8 @@
 /* ip4.c - IPv4 receive validation and dispatch, transmit with routing. */
 #include "stack.h"
 
-#define IP_FLAG_DF 0x4000
 #define IP_FLAG_MF 0x2000
 #define IP_OFFSET_MASK 0x1fff
-#define IP_TTL 64
 
 bool ip4_is_local(const tern_stack *st, uint32_t ip)
 {
@@ -48,7 +46,8 @@ uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,
 }
 
 /* Check a received header against the real frame. Returns the counter of
- * the reason to drop it, or NULL when it is acceptable. */
+ * the reason to drop it, or NULL when it is acceptable. A chain (SG, LRO)
+ * must hold the whole header in its first buffer and carry TCP. */
 static uint64_t *ip4_check(tern_stack *st, const tern_buf *b)
 {
     const uint8_t *h = b->data;
@@ -60,16 +59,32 @@ static uint64_t *ip4_check(tern_stack *st, const tern_buf *b)
     if (hlen < IP4_HDR_LEN || hlen > b->len)
         return &st->ctr.ip_drop_hdr_len;
     uint32_t total = rd16(h + 2);
-    if (total < hlen || total > b->len)
+    if (total < hlen || total > (b->frag ? buf_chain_len(b) : b->len) ||
+        (b->frag && h[9] != IP_PROTO_TCP))
         return &st->ctr.ip_drop_total_len;
     if (!(b->flags & TERN_BUF_RX_IP_CSUM_OK) && !st->cfg.fuzz_skip_csum &&
-        tern_csum_fold(tern_csum_partial(h, hlen, 0)) != 0xffff)
+        (hlen == IP4_HDR_LEN ? ip4_hdr_sum(h)
+                             : tern_csum_partial(h, hlen, 0)) != 0xffff)
         return &st->ctr.ip_drop_csum;
     if (hlen > IP4_HDR_LEN && !options_ok(h + IP4_HDR_LEN, hlen - IP4_HDR_LEN))
         return &st->ctr.ip_drop_options;
     if (!src_ok(st, rd32(h + 12)))
         return &st->ctr.ip_drop_bad_src;
     return NULL;
+}
+
+/* Cut a frame (or chain) to len bytes; buffers past the end keep len 0. */
+static void trim_to(tern_buf *b, uint32_t len)
+{
+    if (!b->frag) {
+        b->len = len;
+        return;
+    }
+    for (; b; b = b->frag) {
+        if (b->len > len)
+            b->len = len;
+        len -= b->len;
+    }
 }
 
 void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
@@ -92,9 +107,9 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
         tern_buf_release(st, b);
         return;
     }
-    b->len = rd16(h + 2);       /* drops Ethernet padding */
+    trim_to(b, rd16(h + 2));    /* drops Ethernet padding */
     if (rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK)) {
-        if (st->cfg.no_reassembly) {
+        if (st->cfg.no_reassembly || b->frag) {
             CTR(st, ip_drop_fragment);
             tern_buf_release(st, b);
             return;
@@ -104,14 +119,14 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
             return;
         h = b->data;
     }
-    uint32_t hlen = (uint32_t)(h[0] & 0xf) * 4, total = b->len;
+    uint32_t hlen = (uint32_t)(h[0] & 0xf) * 4;
     ip.ip_hdr = h;
     ip.ip_hdr_len = (uint16_t)hlen;
     ip.proto = h[9];
     ip.tos = h[1];
     ip.ttl = h[8];
     b->data += hlen;
-    b->len = total - hlen;
+    b->len -= hlen;
 
     switch (ip.proto) {
     case IP_PROTO_TCP:
@@ -171,7 +186,7 @@ int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
     if (st->cfg.caps & TERN_CAP_TX_IP_CSUM)
         b->flags |= TERN_BUF_TX_IP_CSUM;
     else
-        wr16(h + 10, (uint16_t)~tern_csum_fold(tern_csum_partial(h, IP4_HDR_LEN, 0)));
+        wr16(h + 10, (uint16_t)~ip4_hdr_sum(h));
     CTR(st, ip_out);
     if (bcast)
         eth_output(st, b, eth_broadcast, ETH_TYPE_IPV4);

@@ -115,9 +115,31 @@ void tern_set_user(tern_stack *st, void *user) { st->user = user; }
 void *tern_get_user(const tern_stack *st) { return st->user; }
 const tern_counters *tern_get_counters(const tern_stack *st) { return &st->ctr; }
 
+/*
+ * The stack learns the time only from tern_input() and tern_poll(). Calls
+ * made before the first of them (typically tern_tcp_connect() right after
+ * init) stamp their deadlines with time 0: the first SYN's RTO, the ARP
+ * retry, the RTT timer. With a monotonic clock far from 0 all of them would
+ * then be due at once (a spurious SYN and ARP retransmission on every
+ * connection). So the first call moves them to its own time, as if those
+ * calls had happened then.
+ */
+static void stack_clock(tern_stack *st, uint64_t now)
+{
+    if (!st->clock_ok) {
+        st->clock_ok = true;
+        if (now > st->now) {
+            uint64_t shift = now - st->now;
+            arp_clock_start(st, shift);
+            tcp_clock_start(st, shift);
+        }
+    }
+    st->now = now;
+}
+
 void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now)
 {
-    st->now = now;
+    stack_clock(st, now);
     for (unsigned i = 0; i < n; i++)
         eth_input(st, frames[i]);
     tcp_input_done(st);
@@ -126,7 +148,7 @@ void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now)
 
 uint64_t tern_poll(tern_stack *st, uint64_t now)
 {
-    st->now = now;
+    stack_clock(st, now);
     uint64_t next = arp_poll(st, now);
     uint64_t t = tcp_poll(st, now);
     if (t < next)
@@ -170,6 +192,26 @@ void tern_buf_release(tern_stack *st, tern_buf *b)
             st->cfg.buf_ops.free(st->cfg.buf_ops.ctx, b);
         b = next;
     }
+}
+
+uint32_t csum_chain(const tern_buf *b, const uint8_t *from, uint32_t len,
+                    uint32_t sum)
+{
+    uint32_t off = 0;       /* bytes summed so far: their parity says
+                               whether the next piece starts mid-word */
+    for (; b && len; b = b->frag) {
+        const uint8_t *p = off ? b->data : from;
+        uint32_t n = (uint32_t)(b->data + b->len - p);
+        if (n > len)
+            n = len;
+        uint32_t s = tern_csum_partial(p, n, 0);
+        if (off & 1)
+            s = ((s & 0xff) << 8) | (s >> 8);
+        sum = csum_fold64((uint64_t)sum + s);
+        off += n;
+        len -= n;
+    }
+    return sum;
 }
 
 tern_buf *tern_buf_alloc(tern_stack *st)

@@ -13,8 +13,18 @@
 #define IP_PROTO_TCP 6
 #define IP_PROTO_UDP 17
 #define IP4_HDR_LEN 20
+#define IP_FLAG_DF 0x4000
+#define IP_TTL 64
 
 #define CTR(st, name) ((st)->ctr.name++)
+
+/* Ones'-complement sum of a 20-byte IPv4 header as five 32-bit words,
+ * folded: the common header without the general checksum loop. */
+static inline uint32_t ip4_hdr_sum(const uint8_t *h)
+{
+    return csum_fold64((uint64_t)rd32(h) + rd32(h + 4) + rd32(h + 8) +
+                       rd32(h + 12) + rd32(h + 16));
+}
 
 /* What the IPv4 layer tells an upper protocol about a received datagram.
  * The upper layer's header starts at buf->data; buf->len is trimmed to the
@@ -45,6 +55,7 @@ struct tern_stack {
     tern_counters ctr;
     void *user;
     uint64_t now;             /* time of the current input/poll call */
+    bool clock_ok;            /* now came from an input/poll call */
     uint32_t netmask;         /* from prefix_len, host order */
     uint32_t bcast;           /* directed broadcast of our subnet */
 
@@ -55,6 +66,7 @@ struct tern_stack {
     /* ARP cache and frames waiting for resolution (arp.c). */
     struct arp_entry *arp;
     struct arp_pending *arp_wait;
+    uint32_t arp_gen;         /* bumped when a resolved MAC changes or goes */
     uint64_t arp_next_scan;
 
     /* ICMP error rate limiter (token bucket, icmp.c). */
@@ -66,6 +78,19 @@ struct tern_stack {
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
 };
+
+/* Bytes of a frame that may be a frag chain (scatter-gather, LRO). */
+static inline uint32_t buf_chain_len(const tern_buf *b)
+{
+    uint32_t n = 0;
+    for (; b; b = b->frag)
+        n += b->len;
+    return n;
+}
+/* Partial Internet checksum of len bytes of a chain, starting at `from`
+ * inside its first buffer (stack.c). */
+uint32_t csum_chain(const tern_buf *b, const uint8_t *from, uint32_t len,
+                    uint32_t sum);
 
 /* ---- memory layout: a bump allocator over the instance memory ---- */
 typedef struct carve {
@@ -95,9 +120,20 @@ void arp_input(tern_stack *st, tern_buf *b);
  * resolves the MAC or queues the frame while an ARP request is out. */
 void arp_resolve_and_send(tern_stack *st, tern_buf *b, uint32_t nh);
 uint64_t arp_poll(tern_stack *st, uint64_t now);
+/* The clock started (see stack_clock): move deadlines stamped before it by
+ * `shift` ns. */
+void arp_clock_start(tern_stack *st, uint64_t shift);
 void arp_fini(tern_stack *st);   /* release waiting frames */
 /* The cached MAC for ip, or NULL. */
 const uint8_t *arp_lookup(tern_stack *st, uint32_t ip);
+/*
+ * For senders that keep a copy of the next hop's MAC (TCP connections):
+ * the resolved MAC of nh, or NULL (then send through arp_resolve_and_send,
+ * which queues and asks). The copy stays valid while st->arp_gen is
+ * unchanged and st->now < *until; after that, call again (it also sends
+ * the background refresh an entry in use gets past its reachable time).
+ */
+const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until);
 
 /* ---- IPv4 (ip4.c) ---- */
 void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac);
@@ -146,6 +182,8 @@ void tcp_fini(tern_stack *st);
 /* Called once at the end of every tern_input() burst, before the transmit
  * flush: the place to send the one pending ACK per connection. */
 void tcp_input_done(tern_stack *st);
+/* The clock started: move what was stamped before it by `shift` ns. */
+void tcp_clock_start(tern_stack *st, uint64_t shift);
 /* Run due TCP timers; returns the next TCP deadline or TERN_NEVER. */
 uint64_t tcp_poll(tern_stack *st, uint64_t now);
 /* An ICMP error quoting a TCP segment we sent (frag needed, unreachable). */

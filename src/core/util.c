@@ -30,55 +30,122 @@ int tern_memcmp(const void *a, const void *b, size_t n)
 }
 #endif
 
-/* Little-endian 64-bit load composed from bytes: one mov on x86, correct
+/* Little-endian loads composed from bytes: one mov on x86, correct
  * everywhere. Summing little-endian words gives the byte-swapped
  * ones'-complement sum, which we swap back once at the end (RFC 1071:
  * the sum is byte-order independent up to that swap). */
-static inline uint64_t ld64le(const uint8_t *p)
+static inline uint32_t ld32le(const uint8_t *p)
 {
-    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 |
-           (uint64_t)p[3] << 24 | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 |
-           (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
 }
 
-static inline uint32_t fold64(uint64_t acc)
+static inline uint64_t ld64le(const uint8_t *p)
 {
-    acc = (acc & 0xffffffffu) + (acc >> 32);
-    acc = (acc & 0xffffffffu) + (acc >> 32);
-    acc = (acc & 0xffffu) + (acc >> 16);
-    acc = (acc & 0xffffu) + (acc >> 16);
-    return (uint32_t)acc;
+    return (uint64_t)ld32le(p) | (uint64_t)ld32le(p + 4) << 32;
+}
+
+/* Ones'-complement addition of 64-bit words (end-around carry). gcc and
+ * clang compile `a += w; c += a < w` to add + adc, so the bulk loop costs
+ * two instructions per 8 bytes. */
+static inline uint64_t add64(uint64_t a, uint64_t b)
+{
+    a += b;
+    return a + (a < b);
+}
+
+/* The last len (< 8) bytes as the low bytes of a little-endian word, read
+ * by 4, 2 and 1 bytes rather than one at a time. */
+static inline uint64_t tail_le(const uint8_t *p, size_t len)
+{
+    uint64_t t = 0;
+    unsigned sh = 0;
+    if (len & 4) {
+        t = ld32le(p);
+        p += 4;
+        sh = 32;
+    }
+    if (len & 2) {
+        t |= (uint64_t)((uint32_t)p[0] | (uint32_t)p[1] << 8) << sh;
+        p += 2;
+        sh += 16;
+    }
+    if (len & 1)
+        t |= (uint64_t)p[0] << sh;
+    return t;
+}
+
+/* Finish a little-endian 64-bit sum: to network order, plus the caller's
+ * running sum, folded to 16 bits. Rotating a ones'-complement sum by 8 bits
+ * swaps the bytes of its 16-bit fold (it multiplies by 2^8, and
+ * 2^8 * 2^8 = 1 modulo 0xffff), so the swap is one rotate. Nonzero sums
+ * stay nonzero (0xffff, never 0), as RFC 1071 arithmetic wants. */
+static inline uint32_t csum_finish(uint64_t acc, uint32_t sum)
+{
+    acc = add64((acc << 8) | (acc >> 56), sum);
+    uint32_t lo = (uint32_t)acc, hi = (uint32_t)(acc >> 32);
+    lo += hi;
+    lo += lo < hi;
+    lo = (lo & 0xffffu) + (lo >> 16);
+    return (lo & 0xffffu) + (lo >> 16);
+}
+
+/* One 64-bit word into a carry chain: gcc and clang turn this into
+ * add + adc (the carries are counted in c and added back at the end). */
+static inline void chain_add(uint64_t *a, uint64_t *c, uint64_t w)
+{
+    *a += w;
+    *c += *a < w;
 }
 
 uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
-    /* Four accumulators of 32-bit halves: no carries are lost for any
-     * length a frame can have, and the adds run in parallel. */
-    uint64_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    while (len >= 32) {
-        uint64_t w0 = ld64le(p), w1 = ld64le(p + 8);
-        uint64_t w2 = ld64le(p + 16), w3 = ld64le(p + 24);
-        a0 += (w0 & 0xffffffffu) + (w0 >> 32);
-        a1 += (w1 & 0xffffffffu) + (w1 >> 32);
-        a2 += (w2 & 0xffffffffu) + (w2 >> 32);
-        a3 += (w3 & 0xffffffffu) + (w3 >> 32);
-        p += 32;
-        len -= 32;
+    /* Two carry chains so the adds of a 64-byte block overlap. */
+    uint64_t a0 = 0, a1 = 0, c0 = 0, c1 = 0;
+    for (; len >= 64; p += 64, len -= 64) {
+        chain_add(&a0, &c0, ld64le(p));
+        chain_add(&a1, &c1, ld64le(p + 8));
+        chain_add(&a0, &c0, ld64le(p + 16));
+        chain_add(&a1, &c1, ld64le(p + 24));
+        chain_add(&a0, &c0, ld64le(p + 32));
+        chain_add(&a1, &c1, ld64le(p + 40));
+        chain_add(&a0, &c0, ld64le(p + 48));
+        chain_add(&a1, &c1, ld64le(p + 56));
     }
-    while (len >= 8) {
-        uint64_t w = ld64le(p);
-        a0 += (w & 0xffffffffu) + (w >> 32);
-        p += 8;
+    for (; len >= 8; p += 8, len -= 8)
+        chain_add(&a0, &c0, ld64le(p));
+    a1 = add64(a1, tail_le(p, len));
+    /* the carry counts are far below 2^63: their sum cannot wrap */
+    return csum_finish(add64(add64(a0, a1), c0 + c1), sum);
+}
+
+/* Copy len bytes and return their partial sum (as tern_csum_partial):
+ * the sum rides on the loads of the copy. */
+uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    uint64_t a0 = 0, a1 = 0, c0 = 0, c1 = 0;
+    /* constant-size copies become a load and a store of 16 bytes; the
+     * sum reads the same bytes again from L1 */
+    for (; len >= 16; s += 16, d += 16, len -= 16) {
+        tern_memcpy(d, s, 16);
+        chain_add(&a0, &c0, ld64le(s));
+        chain_add(&a1, &c1, ld64le(s + 8));
+    }
+    if (len >= 8) {
+        tern_memcpy(d, s, 8);
+        a0 = add64(a0, ld64le(s));
+        s += 8;
+        d += 8;
         len -= 8;
     }
-    uint64_t tail = 0;
+    uint64_t t = tail_le(s, len);
     for (size_t i = 0; i < len; i++)
-        tail |= (uint64_t)p[i] << (8 * i);
-    a1 += (tail & 0xffffffffu) + (tail >> 32);
-    uint32_t le = fold64(a0 + a1 + a2 + a3);
-    uint32_t be = ((le & 0xff) << 8) | (le >> 8);
-    return fold64((uint64_t)sum + be);
+        d[i] = (uint8_t)(t >> (8 * i));
+    a1 = add64(a1, t);
+    return csum_finish(add64(add64(a0, a1), c0 + c1), sum);
 }
 
 uint16_t tern_csum_fold(uint32_t sum)

@@ -1,12 +1,42 @@
 /* util.h - byte order, memory and small helpers the freestanding core uses
- * instead of libc. Loads and stores are composed from bytes, which gcc and
- * clang turn into single (unaligned-safe) instructions. */
+ * instead of libc. Big-endian loads and stores are one unaligned-safe
+ * access plus a byte swap with gcc and clang on little-endian hosts (their
+ * builtins; a byte-composed store is not reliably merged when the value is
+ * computed around it), and composed from bytes everywhere else. */
 #ifndef TERN_UTIL_H
 #define TERN_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+static inline uint16_t rd16(const uint8_t *p)
+{
+    uint16_t v;
+    __builtin_memcpy(&v, p, 2);
+    return __builtin_bswap16(v);
+}
+
+static inline uint32_t rd32(const uint8_t *p)
+{
+    uint32_t v;
+    __builtin_memcpy(&v, p, 4);
+    return __builtin_bswap32(v);
+}
+
+static inline void wr16(uint8_t *p, uint16_t v)
+{
+    v = __builtin_bswap16(v);
+    __builtin_memcpy(p, &v, 2);
+}
+
+static inline void wr32(uint8_t *p, uint32_t v)
+{
+    v = __builtin_bswap32(v);
+    __builtin_memcpy(p, &v, 4);
+}
+#else
 static inline uint16_t rd16(const uint8_t *p)
 {
     return (uint16_t)((uint16_t)p[0] << 8 | p[1]);
@@ -31,6 +61,7 @@ static inline void wr32(uint8_t *p, uint32_t v)
     p[2] = (uint8_t)(v >> 8);
     p[3] = (uint8_t)v;
 }
+#endif
 
 /* The core's own memory helpers (no libc). Built with TERN_USE_BUILTIN_MEM
  * they become the compiler's builtins, which inline small copies and call
@@ -44,6 +75,20 @@ void tern_memcpy(void *dst, const void *src, size_t n);
 void tern_memset(void *dst, int c, size_t n);
 int tern_memcmp(const void *a, const void *b, size_t n);
 #endif
+
+/* Fold a sum of up to 2^32 16- or 32-bit big-endian words (a ones'-
+ * complement sum kept in 64 bits) to 16 bits, not inverted. */
+static inline uint32_t csum_fold64(uint64_t s)
+{
+    s = (s & 0xffffffffu) + (s >> 32);
+    s = (s & 0xffffu) + (s >> 16);
+    s = (s & 0xffffu) + (s >> 16);
+    return (uint32_t)((s & 0xffffu) + (s >> 16));
+}
+
+/* Copy len bytes from src to dst and return their Internet checksum
+ * partial sum plus `sum` (as tern_csum_partial): copy and sum in one pass. */
+uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum);
 
 /* Sequence-number comparisons modulo 2^32 (RFC 9293 section 3.4). */
 static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }

@@ -177,6 +177,14 @@ void peer_connect(peer *p, uint16_t lport, uint16_t port)
 pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
                const tern_callbacks *cb, void *user0, void *user1)
 {
+    static const uint32_t none[2] = {0, 0};
+    return pair_new_caps(f, seed, none, false, tw, cb, user0, user1);
+}
+
+pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
+                    const uint32_t caps[2], bool no_poll, pair_tweak tw,
+                    const tern_callbacks *cb, void *user0, void *user1)
+{
     pair *p = calloc(1, sizeof *p);
     tern_memlink_config lc;
     tern_memlink_config_defaults(&lc);
@@ -184,6 +192,8 @@ pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
         lc.faults = *f;
     lc.seed = seed;
     lc.pool_size = 8192;
+    lc.caps[0] = caps[0];
+    lc.caps[1] = caps[1];
     char err[128];
     p->link = tern_memlink_create(&lc, err, sizeof err);
     if (!p->link)
@@ -212,7 +222,8 @@ pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
         if (!p->st[e])
             abort();
         tern_set_user(p->st[e], e ? user1 : user0);
-        tern_poll(p->st[e], p->now);
+        if (!no_poll)
+            tern_poll(p->st[e], p->now);
     }
     return p;
 }

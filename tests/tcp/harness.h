@@ -80,6 +80,11 @@ typedef struct pair {
 typedef void (*pair_tweak)(tern_config *cfg, int end);
 pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
                const tern_callbacks *cb, void *user0, void *user1);
+/* The same with per-end NIC caps (the mem link emulates them) and, with
+ * no_poll, without the first tern_poll (the stacks have no clock yet). */
+pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
+                    const uint32_t caps[2], bool no_poll, pair_tweak tw,
+                    const tern_callbacks *cb, void *user0, void *user1);
 void pair_free(pair *p);
 /* One round: rx+input on both ends, poll both; when nothing is due, jump
  * the clock to the next deadline. Returns false if nothing at all is

@@ -135,6 +135,28 @@ static void sq_append(struct tern_conn *c, tern_buf *b)
         c->sq_cur = b;
 }
 
+/* Copy n bytes to payload offset `at` of queue buffer b. Unless the NIC
+ * does the checksum, the payload sum is taken in the same pass and kept in
+ * cb[1] (send_data then never reads the payload again): a sum of bytes
+ * starting at an odd offset is byte-swapped before it is added. */
+static void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
+                       const uint8_t *src, uint32_t n)
+{
+    uint8_t *dst = bq_data(b) + at;
+    bool valid = at == 0 || (b->cb[1] & BQ_CSUM_OK);
+    if ((st->cfg.caps & TERN_CAP_TX_L4_CSUM) || !valid) {
+        tern_memcpy(dst, src, n);
+        b->cb[1] &= ~(BQ_CSUM_OK | (0xffffull << 32));
+        return;
+    }
+    uint32_t s = tern_csum_copy(dst, src, n, 0);
+    if (at & 1)
+        s = ((s & 0xff) << 8) | (s >> 8);
+    if (at)
+        s = csum_fold64((uint64_t)s + ((b->cb[1] >> 32) & 0xffff));
+    b->cb[1] = (b->cb[1] & 0xffffffffu) | BQ_CSUM_OK | (uint64_t)s << 32;
+}
+
 long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
 {
     if (!can_queue(c))
@@ -149,9 +171,8 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
         uint32_t n = buf_cap(c, t) - bq_len(t);
         if (n > left)
             n = (uint32_t)left;
-        tern_memcpy(bq_data(t) + bq_len(t), src, n);
+        sq_copy_in(st, t, bq_len(t), src, n);
         t->cb[0] += (uint64_t)n << 32;
-        t->cb[1] &= ~(BQ_CSUM_OK | (0xffffull << 32));
         c->sq_end += n;
         taken += n;
     }
@@ -170,9 +191,9 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
         uint32_t n = buf_cap(c, b);
         if (n > left - taken)
             n = (uint32_t)(left - taken);
-        tern_memcpy(b->data, src + taken, n);
+        sq_copy_in(st, b, 0, src + taken, n);
         b->len = n;
-        bq_set(b, c->sq_end, n, b->data);
+        b->cb[0] += (uint64_t)n << 32;
         sq_append(c, b);
         c->sq_end += n;
         taken += n;

@@ -145,7 +145,7 @@ static void release_chain(tern_stack *st, tern_buf *b)
 {
     while (b) {
         tern_buf *n = bq_next(b);
-        tern_buf_release(st, b);
+        sq_put(st, b);
         b = n;
     }
 }
@@ -233,4 +233,35 @@ void tcp_fini(tern_stack *st)
     for (uint32_t i = 0; i < tl->nconns; i++)
         if (tl->conns[i].state != TERN_TCP_CLOSED || tl->conns[i].raddr)
             conn_free(st, &tl->conns[i]);
+}
+
+/* Called by the first tern_input/tern_poll, with st->now still the old
+ * time: move every deadline and time stamp by shift and re-file the wheel
+ * at the new time. The TSval offset absorbs the jump so the timestamps we
+ * already sent (the SYN's) stay in sequence with the next ones, and the
+ * peer's echo of them still measures the real round trip. */
+void tcp_clock_start(tern_stack *st, uint64_t shift)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!tl)
+        return;
+    uint32_t ticks = ts_now(st->now + shift) - ts_now(st->now);
+    for (uint32_t i = 0; i < tl->nconns; i++) {
+        struct tern_conn *c = &tl->conns[i];
+        c->flags &= ~(uint32_t)TF_IN_WHEEL;     /* the wheel is rebuilt */
+        if (c->state == TERN_TCP_CLOSED)
+            continue;
+        if (c->t_rtx != TERN_NEVER)
+            c->t_rtx += shift;
+        if (c->t_ack != TERN_NEVER)
+            c->t_ack += shift;
+        if (c->rtt_at)
+            c->rtt_at += shift;
+        c->last_rcv += shift;
+        c->ts_off -= ticks;
+    }
+    tw_init(tl, st->now + shift);
+    for (uint32_t i = 0; i < tl->nconns; i++)
+        if (tl->conns[i].state != TERN_TCP_CLOSED)
+            conn_timer_update(st, &tl->conns[i]);
 }

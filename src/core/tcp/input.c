@@ -4,23 +4,24 @@
 #include "cc.h"
 
 /* Validate the header and fill s; returns the counter of the drop reason
- * or NULL. */
+ * or NULL. len: the segment's bytes (more than b->len for a chain, whose
+ * first buffer must hold the whole header). */
 static uint64_t *parse(tern_stack *st, tern_buf *b, const ip4_rx *ip,
-                       tcp_seg *s)
+                       uint32_t len, tcp_seg *s)
 {
-    uint32_t len = b->len;
     const uint8_t *h = b->data;
-    if (len < TCP_HDR_LEN)
+    if (b->len < TCP_HDR_LEN)
         return &st->ctr.tcp_drop_short;
     uint32_t doff = (uint32_t)(h[12] >> 4) * 4;
-    if (doff < TCP_HDR_LEN || doff > len)
+    if (doff < TCP_HDR_LEN || doff > b->len)
         return &st->ctr.tcp_drop_hdr_len;
     if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
         return &st->ctr.tcp_drop_csum;
     if (!(b->flags & TERN_BUF_RX_L4_CSUM_OK) && !st->cfg.fuzz_skip_csum) {
-        uint32_t ps = ip4_pseudo_sum(ip->src, ip->dst, IP_PROTO_TCP, len);
-        if (tern_csum_fold(tern_csum_partial(h, len, tern_csum_fold(ps))) !=
-            0xffff)
+        uint32_t ps = csum_fold64(ip4_pseudo_sum(ip->src, ip->dst,
+                                                 IP_PROTO_TCP, len));
+        if ((b->frag ? csum_chain(b, h, len, ps)
+                     : tern_csum_partial(h, len, ps)) != 0xffff)
             return &st->ctr.tcp_drop_csum;
     }
     if (ip->broadcast)
@@ -54,13 +55,82 @@ static uint64_t *parse(tern_stack *st, tern_buf *b, const ip4_rx *ip,
     return NULL;
 }
 
+/* One parsed segment to its connection (or listener); the buffer
+ * reference in s->buf is released unless a path kept it. */
+static void segment(tern_stack *st, tcp_seg *s)
+{
+    struct tern_conn *c = conn_lookup(st, s->src, s->sport, s->dport);
+    if (!c) {
+        struct tcp_listener *l = listener_find(st, s->dport);
+        if (l) {
+            tcp_input_listen(st, s, l);
+        } else {
+            CTR(st, tcp_drop_no_conn);
+            if (!(s->flags & TCP_RST))
+                tcp_send_rst_reply(st, s);
+        }
+    } else if (tcp_predicted(c, s) && !TL(st)->no_predict) {
+        tcp_input_fast(st, c, s);
+    } else if (c->state == TERN_TCP_SYN_SENT) {
+        tcp_input_syn_sent(st, c, s);
+    } else {
+        tcp_input_sync(st, c, s);
+    }
+    if (s->buf)
+        tern_buf_release(st, s->buf);
+}
+
+/*
+ * A segment whose payload spans a chain of buffers (LRO/GRO merges, or a
+ * scatter-gather NIC). Each buffer goes on as a segment of its own: the
+ * same header, consecutive sequence numbers, FIN and PSH only on the last
+ * piece. So every byte reaches the application in place, in its own
+ * buffer, through the ordinary paths (in order, out of order, trimming),
+ * and each buffer is released on its own. A SYN or RST is never merged by
+ * LRO: of such a chain only the first buffer is used (the rest is not
+ * acknowledged, so the peer sends it again).
+ */
+static void segment_chain(tern_stack *st, tcp_seg *s)
+{
+    tern_buf *b = s->buf;
+    uint32_t left = s->len, seq = s->seq;
+    uint8_t *p = s->payload;
+    bool only_first = (s->flags & (TCP_SYN | TCP_RST)) != 0;
+    while (b) {
+        tern_buf *next = b->frag;
+        b->frag = NULL;
+        uint32_t n = (uint32_t)(b->data + b->len - p);
+        if (n > left)
+            n = left;
+        left = only_first ? 0 : left - n;
+        tcp_seg piece = *s;
+        piece.buf = b;
+        piece.payload = p;
+        piece.len = n;
+        piece.seq = seq;
+        if (left)
+            piece.flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
+        if (n || !left)
+            segment(st, &piece);
+        else
+            tern_buf_release(st, b);
+        seq += n;
+        b = next;
+        if (!left) {
+            tern_buf_release(st, b);        /* empty trailing buffers */
+            return;
+        }
+        p = b ? b->data : NULL;
+    }
+}
+
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
 {
-    struct tcp_layer *tl = TL(st);
     tcp_seg s;
     CTR(st, tcp_in);
-    tl->in_input = true;
-    uint64_t *drop = b->frag ? &st->ctr.tcp_drop_short : parse(st, b, ip, &s);
+    TL(st)->in_input = true;
+    uint32_t len = b->frag ? buf_chain_len(b) : b->len;
+    uint64_t *drop = parse(st, b, ip, len, &s);
     if (drop) {
         (*drop)++;
         tern_buf_release(st, b);
@@ -68,23 +138,10 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
     }
     if (s.flags & TCP_RST)
         CTR(st, tcp_rst_in);
-    struct tern_conn *c = conn_lookup(st, s.src, s.sport, s.dport);
-    if (!c) {
-        struct tcp_listener *l = listener_find(st, s.dport);
-        if (l) {
-            tcp_input_listen(st, &s, l);
-        } else {
-            CTR(st, tcp_drop_no_conn);
-            if (!(s.flags & TCP_RST))
-                tcp_send_rst_reply(st, &s);
-        }
-    } else if (c->state == TERN_TCP_SYN_SENT) {
-        tcp_input_syn_sent(st, c, &s);
-    } else {
-        tcp_input_sync(st, c, &s);
-    }
-    if (s.buf)
-        tern_buf_release(st, s.buf);
+    if (b->frag)
+        segment_chain(st, &s);
+    else
+        segment(st, &s);
 }
 
 static void run_pending(tern_stack *st)

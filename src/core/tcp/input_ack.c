@@ -13,7 +13,7 @@ static void sq_release(tern_stack *st, struct tern_conn *c)
         tern_buf *n = bq_next(q);
         if (c->sq_cur == q)
             c->sq_cur = n;
-        tern_buf_release(st, q);
+        sq_put(st, q);
         q = n;
     }
     c->sq_head = q;
@@ -90,7 +90,7 @@ static uint32_t rtt_of(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 }
 
 /* A cumulative ACK that moved snd_una. false: the conn is gone. */
-static bool new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
     struct tcp_layer *tl = TL(st);
     uint32_t acked = s->ack - c->snd_una;
@@ -156,6 +156,21 @@ static bool new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     }
 }
 
+void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+{
+    if (seq_lt(c->snd_wl1, s->seq) ||
+        (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
+        uint32_t wnd = s->wnd << c->snd_ws;
+        if (wnd > c->snd_wnd && c->sq_end != c->snd_nxt)
+            conn_pend(st, c, TF_OUTPUT);
+        c->snd_wnd = wnd;
+        c->snd_wl1 = s->seq;
+        c->snd_wl2 = s->ack;
+        if (wnd > c->max_sndwnd)
+            c->max_sndwnd = wnd;
+    }
+}
+
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
     /* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT */
@@ -176,22 +191,11 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
             conn_pend(st, c, TF_OUTPUT);
         }
     }
-    uint32_t wnd = s->wnd << c->snd_ws;
-    bool wnd_same = wnd == c->snd_wnd;
+    bool wnd_same = (s->wnd << c->snd_ws) == c->snd_wnd;
     bool advanced = seq_gt(s->ack, c->snd_una);
-    /* window update (RFC 9293 3.10.7.4) */
-    if (seq_lt(c->snd_wl1, s->seq) ||
-        (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
-        if (wnd > c->snd_wnd && c->sq_end != c->snd_nxt)
-            conn_pend(st, c, TF_OUTPUT);
-        c->snd_wnd = wnd;
-        c->snd_wl1 = s->seq;
-        c->snd_wl2 = s->ack;
-        if (wnd > c->max_sndwnd)
-            c->max_sndwnd = wnd;
-    }
+    tcp_snd_wnd_update(st, c, s);
     if (advanced)
-        return new_ack(st, c, s);
+        return tcp_new_ack(st, c, s);
     if (s->ack == c->snd_una && s->len == 0 &&
         !(s->flags & (TCP_SYN | TCP_FIN)) && wnd_same &&
         c->snd_max != c->snd_una)

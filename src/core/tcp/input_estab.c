@@ -286,3 +286,61 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         rcv_data(st, c, s);
     (void)tl;
 }
+
+/*
+ * Header prediction (Van Jacobson's, as RFC 9293 3.10.7.4's processing
+ * reduces to for the common case). The segment an established connection
+ * expects next: in sequence, flags ACK (with or without PSH), the usual
+ * timestamp option and no other, an ACK that is either new or (with data)
+ * the same, nothing unusual on our side (no recovery, no SACK scoreboard,
+ * no out-of-order data), and the data inside our window. For such a
+ * segment most checks of the general path are decided in advance: PAWS
+ * passes, it is acceptable, no RST/SYN, no SACK, no duplicate ACK, no
+ * trimming, no reassembly, no FIN. Unlike the classic prediction the
+ * peer's window may change: receivers that avoid silly windows (RFC 9293
+ * 3.8.6.2.2, tern included) announce a slightly different window in
+ * nearly every segment of a request/response exchange, and a segment that
+ * is new data or a new ACK cannot be a duplicate ACK, so the update is
+ * just the SND.WL1/WL2 rule.
+ */
+bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s)
+{
+    if (c->state != TERN_TCP_ESTABLISHED ||
+        (s->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_ACK)) !=
+            TCP_ACK ||
+        s->seq != c->rcv_nxt || (c->flags & TF_RECOVERY) || c->nsb ||
+        c->ooo_head)
+        return false;
+    if (c->flags & TF_TS) {
+        if (s->o.has != OPT_TS || seq_lt(s->o.tsval, c->ts_recent))
+            return false;
+    } else if (s->o.has & (OPT_TS | OPT_SACK)) {
+        return false;
+    }
+    /* the ACK: new (at most snd_max), or unchanged on a data segment */
+    if (s->ack == c->snd_una ? s->len == 0
+                             : !seq_gt(s->ack, c->snd_una) ||
+                                   seq_gt(s->ack, c->snd_max))
+        return false;
+    /* the data inside the window we advertised */
+    return !s->len || (seq_lt(s->seq, c->rcv_adv) &&
+                       seq_le(s->seq + s->len, c->rcv_adv));
+}
+
+/* What tcp_input_sync, tcp_ack and rcv_data do for a predicted segment,
+ * in the same order, without the decisions prediction already made. */
+void tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
+{
+    TL(st)->predicted++;
+    c->last_rcv = st->now;
+    if ((c->flags & TF_TS) && seq_le(s->seq, c->last_ack_sent))
+        c->ts_recent = s->o.tsval;
+    tcp_snd_wnd_update(st, c, s);
+    if (s->ack != c->snd_una) {
+        uint32_t gen = c->gen;
+        if (!tcp_new_ack(st, c, s) || c->gen != gen)
+            return;
+    }
+    if (s->len && deliver(st, c, s->buf, s->payload, s->len))
+        ack_policy(st, c, false);
+}

@@ -24,9 +24,7 @@ static inline uint32_t fold(uint32_t s)
 
 uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len)
 {
-    /* the copy runs at memcpy speed; the sum reads the bytes again from L1 */
-    tern_memcpy(dst, src, len);
-    return tern_csum_partial(dst, len, 0);
+    return tern_csum_copy(dst, src, len, 0);
 }
 
 uint32_t tcp_rcv_window(const struct tcp_layer *tl, struct tern_conn *c)
@@ -50,10 +48,38 @@ uint32_t tcp_rcv_window(const struct tcp_layer *tl, struct tern_conn *c)
     return avail;
 }
 
-/* Fill TCP header + options in front of b->data (len bytes of payload
- * there), checksum, hand to IP. psum: payload partial sum or ~0u. */
-static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
-                 uint8_t flags, uint32_t len, uint32_t psum)
+/* The window to announce, and the bookkeeping of every segment that
+ * carries an ACK: the owed ACK is paid, the right edge we advertise moves.
+ * Returns the window field. */
+static uint32_t ack_fields(struct tcp_layer *tl, struct tern_conn *c,
+                           uint8_t flags)
+{
+    uint32_t wnd = tcp_rcv_window(tl, c);
+    if (flags & TCP_SYN) {
+        wnd = wnd > 65535 ? 65535 : wnd;
+    } else {
+        wnd >>= c->rcv_ws;
+        if (wnd > 65535)
+            wnd = 65535;
+    }
+    if (flags & TCP_ACK) {
+        c->last_ack_sent = c->rcv_nxt;
+        c->rcv_unacked = 0;
+        c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
+        c->t_ack = TERN_NEVER;
+        uint32_t edge = c->rcv_nxt + ((flags & TCP_SYN) ? wnd : wnd << c->rcv_ws);
+        if (seq_gt(edge, c->rcv_adv))
+            c->rcv_adv = edge;
+    }
+    return wnd;
+}
+
+/* The general path: any flags and options (SYN, SACK blocks), and
+ * connection views without a table slot (raw_send). Fills TCP header +
+ * options in front of b->data (len bytes of payload there), checksums and
+ * hands the segment to IP. psum: payload partial sum or ~0u. */
+static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                      uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
 {
     struct tcp_layer *tl = TL(st);
     uint8_t opt[40];
@@ -80,26 +106,8 @@ static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
     wr16(h, c->lport);
     wr16(h + 2, c->rport);
     wr32(h + 4, seq);
-    uint32_t wnd = tcp_rcv_window(tl, c);
-    if (flags & TCP_SYN) {
-        wnd = wnd > 65535 ? 65535 : wnd;
-    } else {
-        wnd >>= c->rcv_ws;
-        if (wnd > 65535)
-            wnd = 65535;
-    }
-    if (flags & TCP_ACK) {
-        wr32(h + 8, c->rcv_nxt);
-        c->last_ack_sent = c->rcv_nxt;
-        c->rcv_unacked = 0;
-        c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
-        c->t_ack = TERN_NEVER;
-        uint32_t edge = c->rcv_nxt + ((flags & TCP_SYN) ? wnd : wnd << c->rcv_ws);
-        if (seq_gt(edge, c->rcv_adv))
-            c->rcv_adv = edge;
-    } else {
-        wr32(h + 8, 0);
-    }
+    uint32_t wnd = ack_fields(tl, c, flags);
+    wr32(h + 8, (flags & TCP_ACK) ? c->rcv_nxt : 0);
     h[12] = (uint8_t)(hlen << 2);
     h[13] = flags;
     wr16(h + 14, (uint16_t)wnd);
@@ -123,6 +131,118 @@ static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
     ip4_output(st, b, st->cfg.ip, c->raddr, IP_PROTO_TCP, 0);
 }
 
+/* Build the conn's transmit template; false while the next hop's MAC is
+ * unknown (the slow path then queues the segment and asks ARP). */
+static bool tmpl_build(tern_stack *st, struct tern_conn *c)
+{
+    uint32_t nh = ip4_is_local(st, c->raddr) ? c->raddr : st->cfg.gateway;
+    uint64_t until = 0;
+    const uint8_t *mac = nh ? arp_cached(st, nh, &until) : NULL;
+    if (!mac)
+        return false;
+    uint8_t *h = c->tx_hdr, *ip = h + ETH_HDR_LEN;
+    tern_memcpy(h, mac, 6);
+    tern_memcpy(h + 6, st->cfg.mac, 6);
+    wr16(h + 12, ETH_TYPE_IPV4);
+    wr32(ip, 0x45000000u);                  /* version, IHL, TOS, length */
+    wr32(ip + 4, IP_FLAG_DF);               /* id, DF */
+    ip[8] = IP_TTL;
+    ip[9] = IP_PROTO_TCP;
+    wr16(ip + 10, 0);
+    wr32(ip + 12, st->cfg.ip);
+    wr32(ip + 16, c->raddr);
+    c->tx_ip_sum = ip4_hdr_sum(ip);
+    wr16(ip + IP4_HDR_LEN, c->lport);
+    wr16(ip + IP4_HDR_LEN + 2, c->rport);
+    c->tx_tcp_sum = csum_fold64(
+        (uint64_t)ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP, 0) +
+        c->lport + c->rport + ((c->flags & TF_TS) ? 0x0101u + 0x080au : 0));
+    c->tx_arp_gen = st->arp_gen;
+    c->tx_arp_until = until;
+    return true;
+}
+
+static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
+{
+    return (c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until) ||
+           tmpl_build(st, c);
+}
+
+/*
+ * The fast path of every established segment without SACK blocks: the
+ * headers are the template plus a handful of 32-bit stores (the usual
+ * NOP NOP TS layout), the TCP checksum is summed from the values being
+ * stored (plus the cached payload sum) rather than read back, the IPv4
+ * checksum is the template's sum plus length and id, and the frame goes
+ * straight to the transmit burst.
+ */
+static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                      uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
+{
+    bool ts = (c->flags & TF_TS) != 0;
+    uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
+    uint32_t l4 = hlen + len;
+    uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
+    uint32_t wnd = ack_fields(TL(st), c, flags);
+    uint32_t ack = (flags & TCP_ACK) ? c->rcv_nxt : 0;
+    uint32_t offw = hlen << 26 | (uint32_t)flags << 16 | wnd;
+    uint16_t id = st->ip_id++;
+    b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
+    b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
+    uint8_t *h = b->data, *ip = h + ETH_HDR_LEN, *t = ip + IP4_HDR_LEN;
+    tern_memcpy(h, c->tx_hdr, TCP_TMPL_LEN);
+    wr16(ip + 2, (uint16_t)(IP4_HDR_LEN + l4));
+    wr16(ip + 4, id);
+    wr32(t + 4, seq);
+    wr32(t + 8, ack);
+    wr32(t + 12, offw);
+    uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack + offw;
+    if (ts) {
+        uint32_t tsval = ts_now(st->now) + c->ts_off;
+        wr32(t + 20, 0x0101080au);          /* NOP NOP TS(10) */
+        wr32(t + 24, tsval);
+        wr32(t + 28, c->ts_recent);
+        sum += (uint64_t)tsval + c->ts_recent;
+    }
+    uint32_t caps = st->cfg.caps;
+    uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
+                                         TERN_BUF_TX_IP_CSUM);
+    if (b->tso_mss)
+        bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
+    if (caps & TERN_CAP_TX_IP_CSUM)
+        bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
+    else
+        wr16(ip + 10, (uint16_t)~csum_fold64((uint64_t)c->tx_ip_sum +
+                                             IP4_HDR_LEN + l4 + id));
+    if (caps & TERN_CAP_TX_L4_CSUM) {
+        bf |= TERN_BUF_TX_L4_CSUM;
+        wr32(t + 16, fold(ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP,
+                                         l4)) << 16);
+    } else {
+        if (psum == ~0u)
+            psum = tern_csum_partial(t + hlen, len, 0);
+        wr32(t + 16, (~csum_fold64(sum + psum) & 0xffffu) << 16);
+    }
+    b->flags = bf;
+    b->l2_len = ETH_HDR_LEN;
+    b->l3_len = IP4_HDR_LEN;
+    b->l4_len = (uint8_t)hlen;
+    CTR(st, tcp_out);
+    CTR(st, ip_out);
+    CTR(st, eth_out);
+    stack_tx(st, b);
+}
+
+static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
+                 uint8_t flags, uint32_t len, uint32_t psum)
+{
+    if (!(flags & TCP_SYN) && !((c->flags & TF_SACK) && c->ooo_head) &&
+        tmpl_ready(st, c))
+        xmit_fast(st, c, b, seq, flags, len, psum);
+    else
+        xmit_slow(st, c, b, seq, flags, len, psum);
+}
+
 /* A fresh buffer with room for headers; counts and returns NULL when the
  * pool is dry. */
 static tern_buf *hdr_buf(tern_stack *st)
@@ -138,6 +258,7 @@ static tern_buf *hdr_buf(tern_stack *st)
         return NULL;
     }
     b->len = 0;
+    b->tso_mss = 0;
     return b;
 }
 
@@ -147,15 +268,19 @@ static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
 {
     uint32_t off = seq - bq_seq(q);
     uint8_t *p = bq_data(q) + off;
+    bool hw_csum = (st->cfg.caps & TERN_CAP_TX_L4_CSUM) != 0;
+    if (q->refs == 1)
+        q->frag = NULL;             /* stale link of a finished TSO frame */
     if (off == 0 && len == bq_len(q) && q->refs == 1 && !q->frag &&
         p - q->head >= MAX_HDRS) {
-        if (!(q->cb[1] & BQ_CSUM_OK)) {
+        if (!hw_csum && !(q->cb[1] & BQ_CSUM_OK)) {
             uint32_t s = tern_csum_partial(p, len, 0);
             q->cb[1] = (q->cb[1] & 0xffffffffu) | BQ_CSUM_OK |
                        (uint64_t)s << 32;
         }
         tern_buf_ref(q);
         q->data = p;
+        q->tso_mss = 0;
         xmit(st, c, q, seq, flags, len, (uint32_t)(q->cb[1] >> 32) & 0xffff);
         return true;
     }
@@ -167,7 +292,11 @@ static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
         CTR(st, tcp_nobuf);
         return false;
     }
-    uint32_t s = tcp_copy_csum(b->data, p, len);
+    uint32_t s = 0;
+    if (hw_csum)
+        tern_memcpy(b->data, p, len);
+    else
+        s = tcp_copy_csum(b->data, p, len);
     xmit(st, c, b, seq, flags, len, s);
     return true;
 }
@@ -237,6 +366,90 @@ uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,
     if (seq == c->snd_una)
         c->rxt_mark = c->snd_max;
     return len + (fin ? 1 : 0);
+}
+
+/*
+ * TSO: one frame of up to 64 KiB of payload that the NIC cuts into MSS
+ * segments. The payload is the queue buffers themselves, chained through
+ * `frag` behind a header buffer (so the NIC needs scatter-gather too), and
+ * the NIC fills the checksums of every segment. Used for whole queue
+ * buffers no earlier frame still holds (refs == 1), so the `frag` links
+ * are ours to set; sq_put explains how they are cleaned up.
+ */
+#define TSO_MAX_PAYLOAD (0xffffu - IP4_HDR_LEN - TCP_HDR_LEN - TCP_TS_LEN)
+
+static bool tso_usable(tern_stack *st, const struct tcp_layer *tl)
+{
+    uint32_t need = TERN_CAP_TSO | TERN_CAP_SG | TERN_CAP_TX_L4_CSUM;
+    return (st->cfg.caps & need) == need && !tl->nagle;
+}
+
+/* Payload bytes of whole queue buffers from q (which starts at seq) that
+ * fit in room; 0 unless that is more than one buffer. *end: the buffer
+ * after them. */
+static uint32_t tso_span(tern_buf *q, uint32_t room, tern_buf **end)
+{
+    uint32_t n = 0, bufs = 0;
+    for (; q && q->refs == 1 && n + bq_len(q) <= room; q = bq_next(q)) {
+        n += bq_len(q);
+        bufs++;
+    }
+    *end = q;
+    return bufs > 1 ? n : 0;
+}
+
+static bool send_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
+                     uint32_t seq, uint32_t len, uint8_t flags)
+{
+    tern_buf *h = hdr_buf(st);
+    if (!h)
+        return false;
+    tern_buf **link = &h->frag;
+    for (uint32_t n = 0; n < len; q = bq_next(q)) {
+        q->data = bq_data(q);
+        q->len = bq_len(q);
+        q->frag = NULL;
+        tern_buf_ref(q);
+        *link = q;
+        link = &q->frag;
+        n += q->len;
+    }
+    h->tso_mss = c->mss;
+    xmit_fast(st, c, h, seq, flags, len, 0);
+    return true;
+}
+
+/* Bytes the windows allow from seq on (congestion and the peer's). */
+static uint32_t send_room(const struct tern_conn *c, uint32_t seq,
+                          uint32_t inflight)
+{
+    uint32_t cw = c->cwnd > inflight ? c->cwnd - inflight : 0;
+    uint32_t edge = c->snd_una + c->snd_wnd;
+    uint32_t wr = seq_gt(edge, seq) ? edge - seq : 0;
+    return cw < wr ? cw : wr;
+}
+
+/* Send a TSO frame from q at seq when at least two whole buffers may go;
+ * returns the payload sent (0: send one segment the ordinary way). */
+static uint32_t try_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
+                        uint32_t seq, uint32_t inflight, tern_buf **next)
+{
+    if (seq != bq_seq(q) || c->nsb || (c->flags & TF_RECOVERY) ||
+        !tso_usable(st, TL(st)) || !tmpl_ready(st, c))
+        return 0;
+    uint32_t room = send_room(c, seq, inflight);
+    uint32_t len = tso_span(q, room < TSO_MAX_PAYLOAD ? room : TSO_MAX_PAYLOAD,
+                            next);
+    if (!len)
+        return 0;
+    bool last = seq + len == c->sq_end;
+    bool fin = last && (c->flags & TF_FIN_QUEUED);
+    uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0) | (fin ? TCP_FIN : 0);
+    if (!send_tso(st, c, q, seq, len, fl))
+        return 0;
+    note_sent(st, c, seq, len, fin);
+    c->snd_nxt = seq + len + (fin ? 1 : 0);
+    return len;
 }
 
 /* RFC 6675 NextSeg rule 1 while (cwnd - pipe) >= 1 SMSS. */
@@ -326,6 +539,11 @@ void tcp_output(tern_stack *st, struct tern_conn *c)
             q = c->sq_cur = sq_find(c, seq);
         if (!q)
             break;
+        tern_buf *after;
+        if (try_tso(st, c, q, seq, inflight, &after)) {
+            c->sq_cur = after;
+            continue;
+        }
         uint32_t len = bq_end(q) - seq;
         if (len > c->mss)
             len = c->mss;
@@ -406,7 +624,7 @@ static void raw_send(tern_stack *st, const tcp_seg *s, uint32_t seq,
     tmpl->lport = s->dport;
     tmpl->rcv_nxt = ack;
     tmpl->rcv_adv = ack;
-    xmit(st, tmpl, b, seq, flags, 0, 0);
+    xmit_slow(st, tmpl, b, seq, flags, 0, 0);
 }
 
 void tcp_send_rst_reply(tern_stack *st, const tcp_seg *s)

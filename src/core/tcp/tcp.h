@@ -30,6 +30,7 @@
 #define TCP_DUPTHRESH 3
 #define TCP_SB_MAX 8          /* SACK scoreboard ranges kept */
 #define TCP_NIL 0xffffffffu
+#define TCP_TMPL_LEN (ETH_HDR_LEN + IP4_HDR_LEN + 4)
 
 /* ---- parsed options and segment ---- */
 enum {
@@ -177,6 +178,17 @@ struct tern_conn {
 
     uint64_t bytes_sent, bytes_acked, bytes_received;
     uint32_t retransmits;
+
+    /* transmit template (output.c): the bytes every segment of the conn
+     * starts with, Ethernet + IPv4 + TCP ports, and the sums of their
+     * constant parts, so a segment's headers are a copy and a few stores.
+     * Valid while tx_arp_gen == st->arp_gen and now < tx_arp_until. */
+    uint64_t tx_arp_until;
+    uint32_t tx_arp_gen;
+    uint32_t tx_ip_sum;       /* IPv4 header without length, id, checksum */
+    uint32_t tx_tcp_sum;      /* pseudo header without length, ports, and
+                                 the TS option's kind/length when TF_TS */
+    uint8_t tx_hdr[TCP_TMPL_LEN];
 };
 
 /* ---- send / ooo queue metadata kept in tern_buf.cb ---- */
@@ -206,6 +218,22 @@ static inline void bq_set(tern_buf *b, uint32_t seq, uint32_t len,
 {
     b->cb[0] = (uint64_t)seq | (uint64_t)len << 32;
     b->cb[1] = (uint64_t)(uint32_t)(data - b->head);
+}
+
+/* Drop the send queue's reference on q. A TSO frame (output.c) chains
+ * queue buffers through `frag`; the driver's release of that frame walks
+ * the chain but leaves the links in place. While another owner remains
+ * (refs > 1, the frame is still in flight) the link is live and must not
+ * be followed from here, so only our count drops; once we are the only
+ * owner the link is stale and is cleared before the release. */
+static inline void sq_put(tern_stack *st, tern_buf *q)
+{
+    if (q->refs > 1) {
+        q->refs--;
+        return;
+    }
+    q->frag = NULL;
+    tern_buf_release(st, q);
 }
 
 /* ---- timer wheel ---- */
@@ -249,6 +277,8 @@ struct tcp_layer {
     uint16_t our_mss;         /* MTU - 40 */
     uint8_t rcv_ws;
     bool sack, ts, ws, nagle, delack;
+    bool no_predict;          /* tests: every segment takes the general path */
+    uint64_t predicted;       /* segments the fast path took (tests) */
     tcp_wheel wheel;
 };
 
@@ -374,6 +404,16 @@ void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c,
 /* ACK processing; false when the segment must go no further (bad ACK,
  * or the conn was closed). */
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
+/* The send window update of RFC 9293 3.10.7.4 (SND.WL1/WL2 rule). */
+void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
+                        const tcp_seg *s);
+/* The part of tcp_ack for an ACK that advances snd_una (acceptability
+ * and the window already checked). false: the conn is gone. */
+bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
+/* Header prediction (input_estab.c): true when s is the segment an
+ * established conn expects next and tcp_input_fast may handle it. */
+bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s);
+void tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s);
 /* Rate-limited challenge ACK (RFC 5961). */
 void tcp_challenge_ack(tern_stack *st, struct tern_conn *c);
 

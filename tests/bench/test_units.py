@@ -1,0 +1,204 @@
+"""Unit tests of tern bench's pure parts: statistics, wrk's report, the HTTP
+body size, the matrix, the result schema, the Markdown report, flags."""
+import contextlib
+import io
+import os
+import sys
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools"))
+
+from bench import cli, markdown, matrix, measure, schema, stacks, stats, wrk  # noqa: E402
+
+WRK_OUT = """Running 2s test @ http://127.0.0.1:18080/
+  1 threads and 16 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.66ms    2.29ms  17.87ms   83.71%
+    Req/Sec    21.19k     3.65k   30.12k    75.00%
+  Latency Distribution
+     50%  187.00us
+     75%    2.67ms
+     90%    5.18ms
+     99%    1.02s
+  42689 requests in 2.03s, 7.33MB read
+  Socket errors: connect 0, read 2, write 0, timeout 1
+Requests/sec:  21013.53
+Transfer/sec:      3.61MB
+"""
+
+
+def summary(vals):
+    return stats.summarize(vals)
+
+
+def good_doc():
+    def pt(stack, rps):
+        p = matrix.point("rr", stacks.BY_NAME[stack], 1, "busy", size=64)
+        runs = [{"rps": rps + i, "requests": 1000, "p50_us": 10.0, "p99_us": 20.0,
+                 "p999_us": 30.0} for i in range(3)]
+        p.update(status="ok", runs=runs, warmup=dict(runs[0]), command=["x"],
+                 client="in-process",
+                 summary={m: summary([r.get(m) for r in runs]) for m in measure.METRICS["rr"]})
+        return p
+    pend = matrix.point("bulk", stacks.BY_NAME["tern-afxdp"], 1, "busy", flows=1,
+                        bulk_bytes=1 << 20)
+    pend.update(status="unavailable", reason="not root", runs=[], summary={})
+    return {
+        "schema": schema.SCHEMA, "generated_at": "2026-01-01T00:00:00Z", "mode": "quick",
+        "command_line": ["tools/tern", "bench", "--quick"],
+        "git": {"commit": "abc", "dirty": False},
+        "machine": {"cpu_model": "cpu", "ncpus": 2, "kernel": "6.1", "hostname": "h"},
+        "doctor": {"profile": "reproducible", "findings": []},
+        "conditions": {"repeat": 3, "warmup_runs": 1, "duration_s": 0.5, "bulk_bytes": 1 << 20},
+        "stacks": {"tern-mem": {"available": True}, "kern-lo": {"available": True},
+                   "tern-afxdp": {"available": False, "reason": "not root"}},
+        "points": [pt("tern-mem", 900.0), pt("kern-lo", 300.0), pend],
+        "callgrind": [{"stack": "tern-mem", "status": "ok", "instructions_per_request": 6000.0,
+                       "n_small": 1, "n_large": 2, "command": ["valgrind", "--tool=callgrind",
+                                                               "--out", "/b/tern-echo"],
+                       "top_functions": [{"function": "a.c:f", "pct": 10.0, "ir": 100}]}],
+        "outputs": {},
+    }
+
+
+class Stats(unittest.TestCase):
+    def test_summary(self):
+        s = stats.summarize([5, 1, 3, None, 2, 4])
+        self.assertEqual((s["n"], s["median"], s["min"], s["max"]), (5, 3, 1, 5))
+        self.assertEqual((s["q1"], s["q3"]), (2, 4))
+        self.assertAlmostEqual(s["spread_pct"], 400 / 3.0)
+        self.assertIsNone(stats.summarize([None]))
+
+    def test_ratio(self):
+        self.assertEqual(stats.ratio(6, 3), 2)
+        self.assertIsNone(stats.ratio(6, 0))
+        self.assertIsNone(stats.ratio(None, 3))
+
+
+class Wrk(unittest.TestCase):
+    def test_parse(self):
+        r = wrk.parse(WRK_OUT)
+        self.assertEqual(r["requests"], 42689)
+        self.assertAlmostEqual(r["duration_s"], 2.03)
+        self.assertAlmostEqual(r["rps"], 21013.53)
+        self.assertAlmostEqual(r["p50_us"], 187.0)
+        self.assertAlmostEqual(r["p75_us"], 2670.0)
+        self.assertAlmostEqual(r["p99_us"], 1.02e6)
+        self.assertIsNone(r["p999_us"])
+        self.assertEqual(r["errors"], 3)
+
+    def test_parse_garbage(self):
+        with self.assertRaises(ValueError):
+            wrk.parse("unable to connect to 127.0.0.1:1 Connection refused")
+
+    def test_body_gives_151_bytes(self):
+        b = wrk.body_for()
+        self.assertEqual(len(wrk.HEADER % b) + b, 151)
+
+    def test_command(self):
+        self.assertIn("-d1s", wrk.command("http://x/", 16, 0.3))
+        self.assertIn("-c32", wrk.command("http://x/", 32, 2))
+
+
+class Matrix(unittest.TestCase):
+    def build(self, quick):
+        return matrix.build(stacks.ALL, ["rr", "http", "bulk"], quick, [1, 2], [1, 64], [1, 4],
+                            1 << 20)
+
+    def test_quick_one_point_per_stack_and_workload(self):
+        pts = self.build(True)
+        self.assertEqual(len(pts), 3 * len(stacks.ALL))
+        self.assertTrue(all(p["cores"] == 1 for p in pts))
+
+    def test_full(self):
+        pts = self.build(False)
+        ids = {p["id"] for p in pts}
+        self.assertEqual(len(ids), len(pts))
+        self.assertIn("rr/tern-mem/c2/n32/s64/busy", ids)
+        self.assertIn("rr/kern-lo/c1/n16/s1/busy", ids)
+        self.assertIn("rr/kern-lo/c1/n16/s64/block", ids)
+        self.assertIn("bulk/kern-veth/c1/n4/busy", ids)
+        # smoltcp is single-threaded: no 2-core points, no blocking mode.
+        self.assertFalse(any(p["stack"] == "smoltcp-mem" and (p["cores"] > 1 or p["poll"] != "busy")
+                             for p in pts))
+
+    def test_int_list(self):
+        self.assertEqual(matrix.parse_int_list("4,1,1", "x"), [1, 4])
+        with self.assertRaises(ValueError):
+            matrix.parse_int_list("a", "x")
+        with self.assertRaises(ValueError):
+            matrix.parse_int_list("0", "x")
+
+
+class Schema(unittest.TestCase):
+    def test_good(self):
+        self.assertEqual(schema.problems(good_doc()), [])
+
+    def test_bad(self):
+        d = good_doc()
+        del d["machine"]["kernel"]
+        d["points"][0]["runs"].pop()
+        d["points"][2]["reason"] = ""
+        d["stacks"]["tern-afxdp"]["reason"] = ""
+        bad = " ".join(schema.problems(d))
+        self.assertIn("kernel", bad)
+        self.assertIn("expected 3 runs", bad)
+        self.assertIn("unavailable without a reason", bad)
+        self.assertIn("without a reason", bad)
+        self.assertTrue(schema.problems({"schema": 1}))
+
+
+class Markdown(unittest.TestCase):
+    def test_render(self):
+        md = markdown.render(good_doc(), [("t", "/r/x/a.png")], "/r")
+        self.assertIn("## request/response (echo)", md)
+        self.assertIn("2.99x kern-lo", md)          # 901 / 301, the medians
+        self.assertIn("pending", md)
+        self.assertIn("![t](x/a.png)", md)
+        self.assertIn("6000", md)
+        self.assertIn("`tern-echo`", md)
+
+
+class Flags(unittest.TestCase):
+    def run_cli(self, *argv):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            try:
+                rc = cli.main(list(argv))
+            except SystemExit as e:
+                rc = e.code
+        return rc, err.getvalue()
+
+    def test_bad_flags_exit_2(self):
+        for argv, word in ((["--bogus"], "unrecognized"), (["--repeat", "0"], "--repeat"),
+                           (["--stacks", "nope"], "unknown nope"),
+                           (["--workloads", "rr,x"], "--workloads"),
+                           (["--sizes", "0"], "--sizes"), (["--bulk-bytes", "lots"], "--bulk-bytes"),
+                           (["--cores", "999"], "--cores"),
+                           (["--callgrind-requests", "5,1"], "SMALL < LARGE")):
+            rc, err = self.run_cli(*argv)
+            self.assertEqual(rc, 2, argv)
+            self.assertIn(word, err, argv)
+
+    def test_help(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            with self.assertRaises(SystemExit) as e:
+                cli.main(["--help"])
+        self.assertEqual(e.exception.code, 0)
+        for flag in ("--quick", "--repeat", "--stacks", "--no-callgrind", "--out"):
+            self.assertIn(flag, out.getvalue())
+
+    def test_validate_usage(self):
+        self.assertEqual(self.run_cli("validate")[0], 2)
+
+
+class ArgvProg(unittest.TestCase):
+    def test_strips_wrappers(self):
+        self.assertEqual(measure.argv_prog(["ip", "netns", "exec", "ns", "taskset", "-c", "0",
+                                            "/b/kern-echo", "--x"]), "/b/kern-echo")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,275 @@
+"""The stacks under test and how each one runs each workload.
+
+A plan says which server to start (if any) and which client to run, as
+argv lists; in-process stacks (both ends in one program) have no server.
+
+  tern-mem       tern, both ends in one process over the mem driver
+  tern-afxdp     tern server on AF_XDP on a veth; kern client in the other netns
+  tern-afpacket  the same over AF_PACKET
+  kern-lo        the Linux kernel over loopback (echo and bulk: both ends in
+                 one process, like tern-mem; HTTP: kern-httpd and wrk)
+  kern-veth      the Linux kernel server on the same kind of veth
+  smoltcp-mem    smoltcp (crates.io), both ends in one thread, in-memory link
+"""
+import os
+
+from . import wrk
+
+WORKLOADS = ("rr", "http", "bulk")
+WORKLOAD_TITLES = {"rr": "request/response (echo)", "http": "HTTP (keep-alive GET)",
+                   "bulk": "bulk transfer"}
+
+
+class Plan:
+    def __init__(self, client, server=None, parser="json", client_desc="in-process",
+                 http_target=None, port=None, kernel_server=False, server_per_run=False):
+        self.client = client            # argv(duration, requests) of the load / in-process program
+        self.server = server            # argv of a background server, or None
+        self.parser = parser            # "json" (tern/kern/smoltcp) or "wrk"
+        self.client_desc = client_desc  # who generates the load
+        self.http_target = http_target  # (host, port) to check the response size
+        self.port = port                # the server's port
+        self.kernel_server = kernel_server  # a kernel socket: ready when it listens
+        self.server_per_run = server_per_run  # bulk: a --once server per run, the
+                                              # receiver's figures are the result
+
+
+class Env:
+    """What the plans need: binaries, CPUs, test hosts, ports."""
+
+    def __init__(self, bin_dir, smoltcp_bin, cpus, make_hosts=None):
+        self.bin_dir = bin_dir
+        self.smoltcp_bin = smoltcp_bin
+        self.cpus = cpus
+        # make_hosts(kind, queues) -> netns.Hosts: "tern" (no address on
+        # side t) or "kern" (the kernel owns side t); one rx/tx queue per
+        # server core, so an N-core server sees all the traffic.
+        self._make_hosts = make_hosts
+        self._hosts = {}
+        self._port = 20000 + os.getpid() % 20000
+        self.body_size = wrk.body_for()
+
+    def bin(self, name):
+        return os.path.join(self.bin_dir, name)
+
+    def hosts(self, kind, queues):
+        """The test hosts of this kind with this many queues, made on first
+        use (netns.HostsError when they cannot be)."""
+        key = (kind, queues)
+        if key not in self._hosts:
+            self._hosts[key] = self._make_hosts(kind, queues)
+        return self._hosts[key]
+
+    def next_port(self):
+        self._port += 1
+        return self._port
+
+    def server_cpus(self, n):
+        """The CPUs of the stack under test: the last n."""
+        return self.cpus[-n:]
+
+    def client_cpus(self):
+        """The load generator's CPU: the first one (shared with the server
+        when the server takes them all: recorded with every point)."""
+        return self.cpus[:1]
+
+
+def cpulist(cpus):
+    return ",".join(str(c) for c in cpus)
+
+
+def kern_poll(poll):
+    """--epoll-timeout of the seed's experiment: 0 = busy, 1000 = blocking."""
+    return ["--epoll-timeout", "0" if poll == "busy" else "1000"]
+
+
+def tern_poll(poll):
+    return ["--poll", poll]
+
+
+class Stack:
+    name = ""
+    family = ""        # tern | kern | smoltcp
+    link = ""          # mem | loopback | veth
+    description = ""
+    max_cores = 64
+    polls = ("busy", "block")
+    twin = None        # the Linux stack it is compared with
+
+    def binaries(self, env):
+        return []
+
+    def needs_hosts(self):
+        return self.link == "veth"
+
+    def hosts(self, env, cores):
+        return None
+
+    def plan(self, point, env):
+        raise NotImplementedError
+
+
+# --- in-process stacks -------------------------------------------------------
+
+class TernMem(Stack):
+    name, family, link = "tern-mem", "tern", "mem"
+    description = "tern, both ends in one process over the mem driver (every frame copied)"
+    twin = "kern-lo"
+
+    def binaries(self, env):
+        return [env.bin("tern-echo"), env.bin("tern-httpd"), env.bin("tern-bulk")]
+
+    def plan(self, pt, env):
+        common = ["--driver", "mem", "--cores", cpulist(env.server_cpus(pt["cores"]))] + \
+            tern_poll(pt["poll"]) + ["--json"]
+        w = pt["workload"]
+        if w == "rr":
+            return Plan(lambda d, n: [env.bin("tern-echo"), "--conns", str(pt["conns"]),
+                                      "--size", str(pt["size"])] + run_len(d, n) + common)
+        if w == "http":
+            return Plan(lambda d, n: [env.bin("tern-httpd"), "--conns", str(pt["conns"]),
+                                      "--body-size", str(env.body_size)] + run_len(d, n) + common,
+                        client_desc="built-in generator")
+        return Plan(lambda d, n: [env.bin("tern-bulk"), "--conns", str(pt["conns"]),
+                                  "--bytes", str(pt["bytes"])] + common)
+
+
+class KernLo(Stack):
+    name, family, link = "kern-lo", "kern", "loopback"
+    description = "the Linux kernel over loopback (echo, bulk: both ends in one process; HTTP: wrk)"
+
+    def binaries(self, env):
+        return [env.bin("kern-echo"), env.bin("kern-httpd"), env.bin("kern-bulk")]
+
+    def plan(self, pt, env):
+        cores = ["--cores", cpulist(env.server_cpus(pt["cores"]))] + kern_poll(pt["poll"])
+        w = pt["workload"]
+        if w == "rr":
+            return Plan(lambda d, n: [env.bin("kern-echo"), "--conns", str(pt["conns"]),
+                                      "--size", str(pt["size"])] + run_len(d, n) + cores + ["--json"])
+        if w == "bulk":
+            return Plan(lambda d, n: [env.bin("kern-bulk"), "--conns", str(pt["conns"]),
+                                      "--bytes", str(pt["bytes"])] + cores + ["--json"])
+        port = env.next_port()
+        server = [env.bin("kern-httpd"), "--server", "--port", str(port),
+                  "--body-size", str(env.body_size)] + cores + ["--json"]
+        url = "http://127.0.0.1:%d/" % port
+        client = lambda d, n: ["taskset", "-c", cpulist(env.client_cpus())] + \
+            wrk.command(url, pt["conns"], d)
+        return Plan(client, server, parser="wrk", client_desc="wrk -t1 on CPU %s" %
+                    cpulist(env.client_cpus()), http_target=("127.0.0.1", port),
+                    port=port, kernel_server=True)
+
+
+class SmoltcpMem(Stack):
+    name, family, link = "smoltcp-mem", "smoltcp", "mem"
+    description = ("smoltcp 0.12 (crates.io), both ends in one thread over an in-memory "
+                   "link (bench/peers/smoltcp)")
+    max_cores = 1
+    polls = ("busy",)
+    twin = "kern-lo"
+
+    def binaries(self, env):
+        return [env.smoltcp_bin] if env.smoltcp_bin else []
+
+    def plan(self, pt, env):
+        pin = ["taskset", "-c", cpulist(env.server_cpus(1)), env.smoltcp_bin]
+        w = pt["workload"]
+        if w == "rr":
+            return Plan(lambda d, n: pin + ["echo", "--conns", str(pt["conns"]), "--size",
+                                            str(pt["size"]), "--json"] + run_len(d, n))
+        if w == "http":
+            return Plan(lambda d, n: pin + ["httpd", "--conns", str(pt["conns"]), "--body-size",
+                                            str(env.body_size), "--json"] + run_len(d, n),
+                        client_desc="built-in generator")
+        return Plan(lambda d, n: pin + ["bulk", "--conns", str(pt["conns"]), "--bytes",
+                                        str(pt["bytes"]), "--json"])
+
+
+def run_len(duration, requests):
+    """--requests N when given, else --duration S."""
+    if requests:
+        return ["--requests", str(requests)]
+    return ["--duration", "%g" % duration]
+
+
+# --- veth stacks: a server on side t, the kernel's client on side k -----------
+
+class VethStack(Stack):
+    link = "veth"
+    twin = "kern-veth"
+    prog = "tern"
+
+    def hosts(self, env, cores):
+        return env.hosts("tern", cores)
+
+    def server_args(self, env, h):
+        return []
+
+    def binaries(self, env):
+        return [env.bin(self.prog + "-echo"), env.bin(self.prog + "-httpd"),
+                env.bin(self.prog + "-bulk"), env.bin("kern-echo"), env.bin("kern-bulk")]
+
+    def plan(self, pt, env):
+        h = self.hosts(env, pt["cores"])
+        ip_t = h.env["IP_T"]
+        port = env.next_port()
+        poll = tern_poll(pt["poll"]) if self.prog == "tern" else kern_poll(pt["poll"])
+        srv_common = ["--server", "--port", str(port), "--cores",
+                      cpulist(env.server_cpus(pt["cores"]))] + poll + \
+            self.server_args(env, h) + ["--json"]
+        ccpu = cpulist(env.client_cpus())
+        kw = {"port": port, "kernel_server": self.prog == "kern"}
+        w = pt["workload"]
+        if w == "rr":
+            server = h.in_ns("t", [env.bin(self.prog + "-echo")] + srv_common)
+            client = lambda d, n: h.in_ns("k", [
+                env.bin("kern-echo"), "--client", "%s:%d" % (ip_t, port),
+                "--conns", str(pt["conns"]), "--size", str(pt["size"]),
+                "--cores", ccpu] + kern_poll(pt["poll"]) + run_len(d, n) + ["--json"])
+            return Plan(client, server, client_desc="kern-echo on CPU %s" % ccpu, **kw)
+        if w == "http":
+            server = h.in_ns("t", [env.bin(self.prog + "-httpd"), "--body-size",
+                                   str(env.body_size)] + srv_common)
+            url = "http://%s:%d/" % (ip_t, port)
+            client = lambda d, n: h.in_ns("k", ["taskset", "-c", ccpu] +
+                                          wrk.command(url, pt["conns"], d))
+            return Plan(client, server, parser="wrk", client_desc="wrk -t1 on CPU %s" % ccpu, **kw)
+        server = h.in_ns("t", [env.bin(self.prog + "-bulk"), "--once", "--verify", "pattern",
+                               "--conns", str(pt["conns"])] + srv_common)
+        client = lambda d, n: h.in_ns("k", [
+            env.bin("kern-bulk"), "--client", "%s:%d" % (ip_t, port), "--conns",
+            str(pt["conns"]), "--bytes", str(pt["bytes"]), "--cores", ccpu] +
+            kern_poll(pt["poll"]) + ["--json"])
+        return Plan(client, server, client_desc="kern-bulk on CPU %s (receiver's figures)" % ccpu,
+                    server_per_run=True, **kw)
+
+
+class TernAfxdp(VethStack):
+    name, family = "tern-afxdp", "tern"
+    description = "tern server over AF_XDP on a veth (netns t); Linux client in netns k"
+    driver = "afxdp"
+
+    def server_args(self, env, h):
+        return ["--driver", self.driver, "--iface", h.env["IF_T"],
+                "--ip", "%s/%s" % (h.env["IP_T"], h.env["PREFIX_LEN"])]
+
+
+class TernAfpacket(TernAfxdp):
+    name = "tern-afpacket"
+    description = "tern server over AF_PACKET on a veth (netns t); Linux client in netns k"
+    driver = "afpacket"
+
+
+class KernVeth(VethStack):
+    name, family = "kern-veth", "kern"
+    description = "the Linux kernel server on a veth (netns t); Linux client in netns k"
+    prog = "kern"
+    twin = None
+
+    def hosts(self, env, cores):
+        return env.hosts("kern", cores)
+
+
+ALL = [TernMem(), TernAfxdp(), TernAfpacket(), KernLo(), KernVeth(), SmoltcpMem()]
+BY_NAME = {s.name: s for s in ALL}
