@@ -165,6 +165,9 @@ static const opt_def *common_table(common_opts *co)
          .seen = &co->seen_offload),
         OPT("link", OT_RATE, &co->link_bps, "RATE",
          "line rate for the payload limit, e.g. 10G, 100G"),
+        OPT("time-wait", OT_UINT, &co->time_wait_ms, "MS",
+         "tern: TIME_WAIT duration (default 60000)", .min = 1,
+         .max = 3600000, .seen = &co->seen_time_wait),
         OPT_END,
     };
     memcpy(t, tab, sizeof tab);
@@ -290,6 +293,7 @@ static void check_family(common_opts *co)
             {co->seen_driver, "--driver"}, {co->seen_iface, "--iface"},
             {co->seen_ip, "--ip"}, {co->seen_gw, "--gw"},
             {co->seen_mac, "--mac"}, {co->seen_pcap, "--pcap"},
+            {co->seen_time_wait, "--time-wait"},
         };
         for (size_t i = 0; i < sizeof ig / sizeof ig[0]; i++) {
             if (ig[i].seen) {

@@ -80,9 +80,10 @@ typedef struct common_opts {
     uint64_t seed;
     const char *offload;
     double link_bps;      /* --link: line rate for the payload limit, 0 = none */
+    uint64_t time_wait_ms; /* tern: TIME_WAIT duration, 0 = the stack's default */
     /* which were given, for "ignored"/"rejected" notes */
     bool seen_driver, seen_iface, seen_ip, seen_gw, seen_mac, seen_pcap,
-         seen_fault, seen_offload, seen_busy_poll;
+         seen_fault, seen_offload, seen_busy_poll, seen_time_wait;
 } common_opts;
 
 /* Fill defaults: driver mem, cores 0, poll block, ip 198.18.0.2/24 ... */

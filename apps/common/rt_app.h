@@ -41,6 +41,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
     p->faults.corrupt = co->corrupt;
     p->faults.delay_ns = co->delay_us * 1000;
     p->seed = co->seed;
+    p->time_wait_ms = (uint32_t)co->time_wait_ms;
     if (co->offload) {
         /* The emulated NIC of --offload csum,tso,lro (see mem.h). */
         if (strstr(co->offload, "csum"))

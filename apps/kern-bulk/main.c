@@ -31,6 +31,7 @@ typedef struct bconn {
     uint8_t *buf;             /* client: pattern for [bstart, bstart+blen) */
     uint64_t bstart;
     size_t blen;
+    sha256 hash;              /* client, --verify hash: what was sent */
 } bconn;
 
 typedef struct bthread {
@@ -130,6 +131,8 @@ static void cli_send(bthread *t, bconn *c)
                                                 : TXBUF;
             if (bo.verify != VERIFY_NONE)
                 pattern_fill(c->buf, c->bstart, c->blen);
+            if (bo.verify == VERIFY_HASH)   /* every block is sent whole */
+                sha256_update(&c->hash, c->buf, c->blen);
         }
         size_t at = (size_t)(c->off - c->bstart);
         ssize_t n = send(c->fd, c->buf + at, c->blen - at, MSG_NOSIGNAL);
@@ -226,6 +229,7 @@ static void setup(bthread *t, unsigned i, unsigned n, uint16_t *port)
         uint64_t j = (uint64_t)k * n + i;
         c->kind = K_CLI;
         c->total = bulk_share(bo.bytes, bo.conns, j);
+        sha256_init(&c->hash);
         c->buf = malloc(TXBUF);
         c->fd = kern_connect(ip, dport, err, sizeof err);
         if (c->fd < 0 || !c->buf) {
@@ -283,7 +287,16 @@ int main(int argc, char **argv)
             if (t[i].t_end > tot.t_last)
                 tot.t_last = t[i].t_end;
         }
-        bulk_report(&r, &tot, VERIFY_NONE, co.link_bps, 1500, true);
+        /* --verify hash: name what was sent, for the receiver to compare. */
+        for (unsigned i = 0; bo.verify == VERIFY_HASH && i < n; i++)
+            for (unsigned k = 0; k < t[i].ncli && tot.nhash < 8; k++) {
+                uint8_t d[32];
+                sha256_final(&t[i].cli[k].hash, d);
+                sha256_hex(d, tot.hashes[tot.nhash++]);
+            }
+        bulk_report(&r, &tot, bo.verify == VERIFY_HASH ? VERIFY_HASH
+                                                       : VERIFY_NONE,
+                    co.link_bps, 1500, true);
         ok = tot.bytes == bo.bytes;
     } else {
         bulk_total tot;

@@ -21,6 +21,7 @@ typedef struct cstream {        /* sender side of one connection */
     uint64_t off, total;
     uint32_t chunk;             /* payload per buffer: MSS, or less */
     bool fin, closed, copy_mode;
+    sha256 hash;                /* --verify hash: SHA-256 of what was sent */
 } cstream;
 
 typedef struct bcore {
@@ -56,11 +57,18 @@ static void pump(tern_stack *st, cstream *s)
             if (bo.verify != VERIFY_NONE)
                 pattern_fill(b->data, s->off, n);
             b->len = (uint32_t)n;
+            sha256 before;
+            if (bo.verify == VERIFY_HASH) {   /* the stack owns b after send */
+                before = s->hash;
+                sha256_update(&s->hash, b->data, n);
+            }
             rc = tern_tcp_send_buf(st, s->c, b);
             if (rc == 0) {
                 s->off += n;
                 continue;
             }
+            if (bo.verify == VERIFY_HASH)
+                s->hash = before;             /* not sent after all */
             tern_buf_release(st, b);
             if (rc == -TERN_EAGAIN || rc == -TERN_ENOBUFS ||
                 rc == -TERN_ENOMEM)
@@ -72,6 +80,8 @@ static void pump(tern_stack *st, cstream *s)
         rc = tern_tcp_send(st, s->c, copy_src, n);
         if (rc <= 0)
             return;
+        if (bo.verify == VERIFY_HASH)
+            sha256_update(&s->hash, copy_src, (size_t)rc);
         s->off += (uint64_t)rc;
     }
     if (s->c && !s->fin && s->off >= s->total) {
@@ -210,6 +220,13 @@ static void configure(rt_ep *ep, tern_config *cfg)
     uint64_t need = bo.conns * 2 + 64;
     if (need > cfg->max_conns)
         cfg->max_conns = (uint32_t)need;
+    /* A receiver keeps a whole window of out-of-order segments, so one loss
+     * does not make it drop (and the sender resend) everything behind it:
+     * the default (64) is less than a 256 KiB window of 1448-byte
+     * segments. Small segments beyond that are still dropped and resent. */
+    uint32_t window_segs = (cfg->rcv_buf ? cfg->rcv_buf : 256u * 1024) / 1024;
+    if (cfg->ooo_max_segs < window_segs)
+        cfg->ooo_max_segs = window_segs;
 }
 
 static int start(rt_core *core)
@@ -286,7 +303,16 @@ static bool report_out(rt *r)
             if (cores[i].t_end > tot.t_last)
                 tot.t_last = cores[i].t_end;
         }
-        bulk_report(&rp, &tot, VERIFY_NONE, co.link_bps, mtu, true);
+        /* --verify hash: name what was sent, for the receiver to compare. */
+        for (unsigned i = 0; bo.verify == VERIFY_HASH && i < co.ncores; i++)
+            for (unsigned k = 0; k < cores[i].ncli && tot.nhash < 8; k++) {
+                uint8_t d[32];
+                sha256_final(&cores[i].cli[k].hash, d);
+                sha256_hex(d, tot.hashes[tot.nhash++]);
+            }
+        bulk_report(&rp, &tot, bo.verify == VERIFY_HASH ? VERIFY_HASH
+                                                        : VERIFY_NONE,
+                    co.link_bps, mtu, true);
         ok &= tot.bytes == bo.bytes;
     } else {
         for (unsigned i = 0; i < co.ncores; i++) {
@@ -302,6 +328,7 @@ static bool report_out(rt *r)
             ok &= tot.all_ok;
     }
     rep_u64(&rp, "retransmits", all.tcp_retransmits);
+    rep_u64(&rp, "tcp_conns", rt_conn_count(r, -1));
     rt_report_link(&rp, r);
     report_counters(&rp, "counters", &all);
     rep_end(&rp);
@@ -321,9 +348,11 @@ int main(int argc, char **argv)
         bcore *bc = &cores[i];
         bc->ncli = (unsigned)(bo.conns / n + (i < bo.conns % n));
         bc->cli = calloc(bc->ncli ? bc->ncli : 1, sizeof *bc->cli);
-        for (unsigned k = 0; k < bc->ncli; k++)
+        for (unsigned k = 0; k < bc->ncli; k++) {
             bc->cli[k].total = bulk_share(bo.bytes, bo.conns,
                                           (uint64_t)k * n + i);
+            sha256_init(&bc->cli[k].hash);
+        }
     }
     if (bo.mode != MODE_SERVER && bo.conns < n)
         opts_fail(&co, "--conns %llu is less than the %u cores",

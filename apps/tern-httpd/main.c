@@ -205,6 +205,7 @@ static bool report_out(rt *r)
         rep_u64(&rp, "bytes_out", srvc.tcp_bytes_out);
     }
     rep_u64(&rp, "retransmits", all.tcp_retransmits);
+    rep_u64(&rp, "tcp_conns", rt_conn_count(r, -1));
     rt_report_link(&rp, r);
     report_counters(&rp, "counters", &all);
     rep_end(&rp);

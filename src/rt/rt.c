@@ -134,8 +134,10 @@ static void *core_main(void *arg)
     if (r->h.finish)
         r->h.finish(c);
     rt_core_drain(c);
-    for (unsigned i = 0; i < c->nep; i++)
+    for (unsigned i = 0; i < c->nep; i++) {
         c->ep[i].final = *tern_get_counters(c->ep[i].st);
+        c->ep[i].final_conns = tern_tcp_conn_count(c->ep[i].st);
+    }
     return NULL;
 }
 
@@ -194,6 +196,18 @@ void rt_counters(const rt *r, int role, tern_counters *out)
                 o[k] += s[k];
         }
     }
+}
+
+uint64_t rt_conn_count(const rt *r, int role)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < r->p.ncores; i++) {
+        const rt_core *c = &r->core[i];
+        for (unsigned e = 0; e < c->nep; e++)
+            if (role < 0 || c->ep[e].role == role)
+                n += c->ep[e].final_conns;
+    }
+    return n;
 }
 
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops)

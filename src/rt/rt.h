@@ -53,6 +53,7 @@ typedef struct rt_ep {
     tern_pool *pool;       /* where received frames go back */
     void *mem;             /* stack memory */
     tern_counters final;   /* counters copied when the core stopped */
+    uint32_t final_conns;  /* tern_tcp_conn_count() then (TIME_WAIT incl.) */
 } rt_ep;
 
 struct rt_core {
@@ -109,6 +110,7 @@ typedef struct rt_params {
     uint32_t mem_caps;     /* enum tern_cap emulated on both ends */
     unsigned pool_size;    /* buffers per pool, 0 = default */
     uint32_t max_conns;    /* stack's tern_config.max_conns hint, 0 = default */
+    uint32_t time_wait_ms; /* stack's tern_config.time_wait_ms, 0 = default */
     void *app;             /* rt_app(rt) */
 } rt_params;
 
@@ -135,6 +137,10 @@ const rt_params *rt_params_of(const rt *r);
 /* Sum of the stack counters of every endpoint with `role` (-1 = all),
  * as copied when the cores stopped. */
 void rt_counters(const rt *r, int role, tern_counters *out);
+/* Connections the stacks of every endpoint with `role` (-1 = all) still
+ * held when the cores stopped, after the drain (all states, TIME_WAIT
+ * included; listeners are not connections). */
+uint64_t rt_conn_count(const rt *r, int role);
 /* Driver/link counters summed: frames and drops, for reports. */
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops);
 

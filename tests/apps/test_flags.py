@@ -48,6 +48,7 @@ class Flags(unittest.TestCase):
         self.bad("tern-bulk", "--verify", "maybe")
         self.bad("kern-bulk", "--link", "fast")
         self.bad("tern-httpd", "--offload", "magic")
+        self.bad("tern-httpd", "--time-wait", "0")
 
     def test_mode_rules(self):
         # mem runs both ends itself; real drivers need a role and a NIC.

@@ -1,0 +1,286 @@
+"""Helpers of the interop tests: throw-away test hosts (tools/netns.sh) that
+are always removed, tern programs in the tern-side namespace and Linux peers
+in the kernel-side one, every process bounded in time and killed on any
+failure, and a watchdog that fails the run (with clean-up) before ctest's
+own TIMEOUT would kill it without any."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.abspath(os.path.join(HERE, "..", ".."))
+BIN = os.environ.get("TERN_BIN") or os.path.join(SRC, "build", "bin")
+NETNS = os.path.join(SRC, "tools", "netns.sh")
+PEER = os.path.join(HERE, "peer.py")
+SKIP = 77
+
+# SHA-256 of the first 100 MiB of a bulk stream's pattern (apps/common/
+# pattern.h: byte i is byte i%8, little endian, of x ^ (x >> 29) with
+# x = (i/8 + 1) * 0x9E3779B97F4A7C15 mod 2^64), computed once in Python
+# with hashlib; pattern_sha256() below recomputes it (~8 s).
+MIB100 = 100 << 20
+PATTERN_SHA256_100M = \
+    "0f74de321ca213e6ac0c32f3538fc9271c6b71c3378098d2a3a428cba3d956cd"
+
+
+def pattern_sha256(nbytes):
+    import hashlib
+    import struct
+    m, k = (1 << 64) - 1, 0x9E3779B97F4A7C15
+    h = hashlib.sha256()
+    words, step = nbytes // 8, 1 << 16
+    for s in range(0, words, step):
+        xs = [((i + 1) * k) & m for i in range(s, min(words, s + step))]
+        h.update(struct.pack("<%dQ" % len(xs), *[x ^ (x >> 29) for x in xs]))
+    assert nbytes % 8 == 0
+    return h.hexdigest()
+
+
+def pattern_head(n=64):
+    """The first n bytes of the pattern, hex."""
+    import struct
+    m, k = (1 << 64) - 1, 0x9E3779B97F4A7C15
+    b = b""
+    for w in range((n + 7) // 8):
+        x = ((w + 1) * k) & m
+        b += struct.pack("<Q", x ^ (x >> 29))
+    return b[:n].hex()
+
+
+def log(msg):
+    sys.stderr.write("[interop %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def skip_unless_possible():
+    """Exit 77 (ctest SKIP) with one line when this machine cannot host the
+    tests: not root, or no network namespaces."""
+    def skip(why):
+        print("SKIP: %s" % why)
+        sys.exit(SKIP)
+    if os.geteuid() != 0:
+        skip("needs root (network namespaces, AF_PACKET/AF_XDP, raw sockets)")
+    if subprocess.run(["sh", "-c", "command -v ip"], capture_output=True
+                      ).returncode != 0:
+        skip("iproute2 ('ip') is not installed")
+    probe = "tern-iprobe-%d" % os.getpid()
+    if subprocess.run(["ip", "netns", "add", probe],
+                      capture_output=True).returncode != 0:
+        skip("cannot create network namespaces here")
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+
+
+class Watchdog:
+    """SIGALRM after `seconds`, and SIGTERM/SIGHUP at any time, raise in
+    the main thread: the running test fails and every tearDown still runs,
+    so hosts and processes are cleaned up even when the run is cut short."""
+
+    class Expired(Exception):
+        pass
+
+    expired = False           # later tests fail at once (Base.setUp)
+
+    @classmethod
+    def arm(cls, seconds):
+        def fire(sig, frame):
+            cls.expired = True
+            raise cls.Expired("interop watchdog: signal %d after the run's "
+                              "time budget or from outside; cleaning up" % sig)
+        signal.signal(signal.SIGALRM, fire)
+        signal.signal(signal.SIGTERM, fire)
+        signal.signal(signal.SIGHUP, fire)
+        signal.alarm(int(seconds))
+
+
+class Hosts:
+    """tools/netns.sh hosts with a name unique to this run; `down` always
+    removes them (idempotent)."""
+
+    def __init__(self, tag, tap=False, wire=False):
+        self.prefix = "ti%d%s" % (os.getpid() % 100000, tag)
+        self.envfile = "/tmp/tern-interop-%s.env" % self.prefix
+        args = ["sh", NETNS, "up", "--env", self.envfile,
+                "--prefix", self.prefix]
+        if tap:
+            args.append("--tap")
+        if wire:
+            args.append("--wire")
+        self.tap, self.wire = tap, wire
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            self.down()
+            raise RuntimeError("netns.sh up failed: %s" % r.stderr.strip())
+        self.env = {}
+        for line in r.stdout.splitlines():
+            if "=" in line and not line.startswith("export"):
+                k, v = line.split("=", 1)
+                self.env[k] = v.strip("'")
+        for k in ("NS_K", "NS_T", "IF_K", "IF_T", "IP_K", "IP_T", "MAC_K",
+                  "NS_W"):
+            setattr(self, k.lower(), self.env.get(k, ""))
+        log("hosts %s up (%s%s)" % (self.prefix, "tap" if tap else "veth",
+                                     ", wire" if wire else ""))
+
+    def tern_mac(self):
+        """The MAC tern uses by default (docs/drivers.md): the veth's own,
+        or on a tap the tap's with the local bit set and the last bit
+        flipped."""
+        mac = subprocess.run(
+            ["ip", "netns", "exec", self.ns_t, "cat",
+             "/sys/class/net/%s/address" % self.if_t],
+            capture_output=True, text=True, check=True).stdout.strip()
+        if not self.tap:
+            return mac
+        b = [int(x, 16) for x in mac.split(":")]
+        b[0] |= 0x02
+        b[5] ^= 0x01
+        return ":".join("%02x" % x for x in b)
+
+    def loss(self, percent):
+        r = subprocess.run(["sh", NETNS, "--env", self.envfile, "loss",
+                            str(percent)], capture_output=True, text=True,
+                           timeout=30)
+        if r.returncode != 0:
+            raise RuntimeError("netns.sh loss failed: %s" % r.stderr.strip())
+
+    def down(self):
+        subprocess.run(["sh", NETNS, "down", "--env", self.envfile,
+                        "--prefix", self.prefix], capture_output=True,
+                       timeout=60)
+
+
+class Proc:
+    """A program in a namespace, in the background. Every Proc is tracked
+    so a test's tearDown can kill whatever is left."""
+
+    live = []
+
+    def __init__(self, ns, argv, name=None, raw=False):
+        """raw: stdout and stderr as bytes, untranslated (HTTP's CRLF)."""
+        self.name = name or os.path.basename(argv[0])
+        self.argv = argv
+        self.p = subprocess.Popen(["ip", "netns", "exec", ns] + argv,
+                                  stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=not raw)
+        self.out = self.err = None
+        Proc.live.append(self)
+
+    def readline(self, timeout):
+        """One stdout line (for 'ready' lines), or None on timeout/EOF."""
+        import select
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            return None
+        return self.p.stdout.readline() or None
+
+    def wait(self, timeout):
+        """Wait for exit; on timeout kill it and return None."""
+        try:
+            self.out, self.err = self.p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            return None
+        return self.p.returncode
+
+    def wait_or_interrupt(self, timeout):
+        """Wait for exit; on timeout SIGINT it (so a tern program still
+        prints its figures), reap it and return None."""
+        try:
+            self.out, self.err = self.p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.stop()
+            return None
+        return self.p.returncode
+
+    def stop(self, timeout=10):
+        """SIGINT (tern/kern programs then print their figures), then
+        SIGKILL if it does not exit."""
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGINT)
+        rc = self.wait(timeout)
+        return rc
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        try:
+            self.out, self.err = self.p.communicate(timeout=10)
+        except (subprocess.TimeoutExpired, ValueError):
+            pass
+
+    def json(self):
+        """The last line of stdout as JSON."""
+        lines = [l for l in (self.out or "").splitlines() if l.strip()]
+        if not lines:
+            raise AssertionError("%s printed nothing; stderr: %s"
+                                 % (self.name, (self.err or "").strip()))
+        return json.loads(lines[-1])
+
+    def describe(self):
+        return "%s (rc %s)\n  stdout: %s\n  stderr: %s" % (
+            " ".join(self.argv), self.p.returncode,
+            (self.out or "").strip()[-2000:], (self.err or "").strip()[-2000:])
+
+    @classmethod
+    def kill_all(cls):
+        for p in cls.live:
+            p.kill()
+        cls.live = []
+
+
+def run(ns, argv, timeout, raw=False):
+    """Run to completion in a namespace; returns the finished Proc
+    (returncode None if it had to be killed at `timeout`)."""
+    p = Proc(ns, argv, raw=raw)
+    p.wait(timeout)
+    Proc.live.remove(p)
+    return p
+
+
+def prog(name):
+    return os.path.join(BIN, name)
+
+
+def wait_listen(ns, port, timeout=10.0):
+    """Until a kernel socket in `ns` listens on TCP `port`."""
+    end = time.time() + timeout
+    while time.time() < end:
+        r = subprocess.run(["ip", "netns", "exec", ns, "ss", "-Htln",
+                            "sport = :%d" % port], capture_output=True,
+                           text=True)
+        if r.stdout.strip():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def wait_ping(ns, ip, timeout=15.0, proc=None):
+    """Until `ip` answers a ping from `ns`: the tern stack is up (and, as
+    it listens before its loop starts, its listener too), without opening
+    a TCP connection that would count in its figures."""
+    end = time.time() + timeout
+    while time.time() < end and not (proc and proc.p.poll() is not None):
+        r = subprocess.run(["ip", "netns", "exec", ns, "ping", "-c", "1",
+                            "-W", "1", "-q", ip], capture_output=True)
+        if r.returncode == 0:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def need_tools(*tools):
+    missing = [t for t in tools
+               if subprocess.run(["sh", "-c", "command -v %s" % t],
+                                 capture_output=True).returncode != 0]
+    if missing:
+        raise AssertionError("missing tools %s (scripts/deps.sh installs "
+                             "them)" % ", ".join(missing))
+
+
+def main(argv_extra):
+    """unittest.main without our own arguments."""
+    unittest.main(argv=[sys.argv[0]] + argv_extra, verbosity=2)
