@@ -253,7 +253,8 @@ typedef struct tern_config {
     /* TCP behaviour. */
     uint32_t rcv_buf;         /* receive window bytes per conn, default 256 KiB */
     uint32_t snd_buf;         /* send queue bytes per conn, default 256 KiB */
-    uint32_t ooo_max_segs;    /* out-of-order segments kept per conn, default 64 */
+    uint32_t ooo_max_segs;    /* out-of-order segments kept per conn, default
+                                 rcv_buf / 1024 (at least 64) */
     uint32_t time_wait_ms;    /* TIME_WAIT duration, default 2 * 30 s */
     uint32_t rto_min_ms;      /* default 200 */
     uint32_t rto_max_ms;      /* default 60000 */
@@ -506,7 +507,7 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
     X(tcp_drop_conn_table_full) X(tcp_drop_listen_overflow)                \
     X(tcp_active_opens) X(tcp_passive_opens) X(tcp_attempt_fails)          \
     X(tcp_estab_resets) X(tcp_conns_established) X(tcp_conns_closed)       \
-    X(tcp_retransmits) X(tcp_rto_expiries) X(tcp_fast_retransmits)         \
+    X(tcp_retransmits) X(tcp_rto_expiries) X(tcp_tail_loss_probes) X(tcp_fast_retransmits)         \
     X(tcp_sack_recoveries) X(tcp_dup_acks_in) X(tcp_ooo_segments)          \
     X(tcp_ooo_bytes) X(tcp_challenge_acks) X(tcp_challenge_acks_limited)   \
     X(tcp_syn_cookies_sent) X(tcp_syn_cookies_ok) X(tcp_syn_cookies_bad)   \

@@ -25,7 +25,9 @@ static void fill_defaults(tern_config *c)
     DEF(tx_burst, 32);
     DEF(rcv_buf, 256u * 1024);
     DEF(snd_buf, 256u * 1024);
-    DEF(ooo_max_segs, 64);
+    /* room for a whole window of out-of-order segments, or a loss makes
+     * the peer resend most of the window */
+    DEF(ooo_max_segs, c->rcv_buf / 1024 > 64 ? c->rcv_buf / 1024 : 64);
     DEF(time_wait_ms, 60000);
     DEF(rto_min_ms, 200);
     DEF(rto_max_ms, 60000);

@@ -39,6 +39,17 @@ static void enter_recovery(tern_stack *st, struct tern_conn *c)
     }
 }
 
+/* RFC 5827: with fewer than four segments out and nothing new to send,
+ * three duplicate ACKs can never come; lower the threshold to the number
+ * of segments out minus one. */
+static bool early_retransmit(const struct tern_conn *c)
+{
+    uint32_t out = (c->snd_max - c->snd_una + c->mss - 1) / c->mss;
+    bool nothing_new = c->sq_end == c->snd_nxt ||
+                       c->snd_nxt - c->snd_una + c->mss > c->cwnd;
+    return out >= 2 && out < 4 && nothing_new && c->dupacks >= out - 1;
+}
+
 static void on_dupack(tern_stack *st, struct tern_conn *c)
 {
     CTR(st, tcp_dup_acks_in);
@@ -51,7 +62,8 @@ static void on_dupack(tern_stack *st, struct tern_conn *c)
         return;
     }
     bool lost = c->dupacks >= TCP_DUPTHRESH ||
-                ((c->flags & TF_SACK) && sb_is_lost(c, c->snd_una, c->mss));
+                ((c->flags & TF_SACK) && sb_is_lost(c, c->snd_una, c->mss)) ||
+                early_retransmit(c);
     /* RFC 6582: not again for losses of the window already recovered
      * (with SACK the scoreboard tells real losses from duplicates) */
     if (lost && (seq_ge(c->snd_una, c->recover) || (c->flags & TF_SACK)))
@@ -107,6 +119,7 @@ bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         rtt_sample(st, c, rtt);
     c->backoff = 0;
     c->probes = 0;
+    c->flags &= ~(uint32_t)TF_TLP_SENT;    /* the tail moved: may probe again */
     if (c->nsb)
         sb_ack(c);
     else
@@ -193,11 +206,20 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     }
     bool wnd_same = (s->wnd << c->snd_ws) == c->snd_wnd;
     bool advanced = seq_gt(s->ack, c->snd_una);
+    /* RFC 9293 3.8.6.1: a receiver that answers our zero-window probes is
+     * alive, however long its window stays shut. */
+    if (c->flags & TF_PERSIST)
+        c->probes = 0;
     tcp_snd_wnd_update(st, c, s);
     if (advanced)
         return tcp_new_ack(st, c, s);
+    /* RFC 5681's duplicate ACK keeps the window unchanged; with SACK an
+     * ACK reporting SACK blocks is a duplicate whatever the window says,
+     * since a receiver that queues out-of-order data shrinks its window
+     * in exactly the ACKs that signal a loss (RFC 6675 section 2). */
+    bool sack_dup = (c->flags & TF_SACK) && s->o.nsack;
     if (s->ack == c->snd_una && s->len == 0 &&
-        !(s->flags & (TCP_SYN | TCP_FIN)) && wnd_same &&
+        !(s->flags & (TCP_SYN | TCP_FIN)) && (wnd_same || sack_dup) &&
         c->snd_max != c->snd_una)
         on_dupack(st, c);
     return true;

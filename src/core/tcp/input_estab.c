@@ -133,9 +133,27 @@ static bool rcv_fin(tern_stack *st, struct tern_conn *c)
     return true;
 }
 
+/* After a loss the sender's window is small and it may send one segment
+ * at a time; a delayed ACK would then stall it for the whole delack time
+ * per segment. So for a while after out-of-order data every segment is
+ * ACKed at once (as Linux's quick-ACK mode does). */
+#define QUICKACK_SEGS 32
+#define STRETCH_SEGS 4
+
 static void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
 {
     struct tcp_layer *tl = TL(st);
+    if (c->quickacks) {
+        c->quickacks--;
+        now = true;
+    }
+    /* Inside a long burst, ACK every STRETCH_SEGS full segments at once
+     * rather than once at the end: a single lost stretch ACK would
+     * otherwise leave a window-limited sender with nothing to go on. */
+    if (c->rcv_unacked >= STRETCH_SEGS * c->rcv_mss) {
+        tcp_send_ack(st, c);
+        return;
+    }
     if (now || !tl->delack || c->rcv_unacked >= 2u * c->rcv_mss)
         conn_pend(st, c, TF_ACK_NOW);
     else
@@ -181,6 +199,7 @@ static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         return;
     }
     if (seq != c->rcv_nxt) {                  /* a hole before it */
+        c->quickacks = QUICKACK_SEGS;
         ooo_insert(st, c, s->buf, p, seq, len, fin);
         s->buf = NULL;
         conn_pend(st, c, TF_ACK_NOW);

@@ -81,6 +81,18 @@ static bool port_ok(tern_stack *st, uint32_t raddr, uint16_t rport,
            st->cfg.rss_queue || st->cfg.rss_queues <= 1;
 }
 
+/* RFC 6056 algorithm 5 on top of algorithm 3: after each choice the
+ * counter moves by a keyed random step of 1..500, so one observed port
+ * does not reveal the next one to the same destination. */
+static uint32_t port_step(tern_stack *st, uint32_t counter)
+{
+    uint8_t in[12];
+    wr32(in, counter);
+    wr32(in + 4, (uint32_t)st->now);
+    wr32(in + 8, (uint32_t)(st->now >> 32));
+    return 1 + (uint32_t)(keyed(st, in, sizeof in) % 500);
+}
+
 uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport)
 {
     struct tcp_layer *tl = TL(st);
@@ -92,8 +104,10 @@ uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport)
     for (uint32_t n = 0; n < EPH_NUM; n++) {
         uint16_t port = (uint16_t)(EPH_MIN + ((offset + tl->port_next++) &
                                               (EPH_NUM - 1)));
-        if (port_ok(st, raddr, rport, port))
+        if (port_ok(st, raddr, rport, port)) {
+            tl->port_next += port_step(st, tl->port_next);
             return port;
+        }
     }
     return 0;
 }

@@ -81,6 +81,8 @@ enum {
     TF_APP = 1u << 18,        /* the app holds the handle */
     TF_WAS_EST = 1u << 19,    /* reached ESTABLISHED once */
     TF_PERSIST = 1u << 20,    /* t_rtx is the zero-window probe timer */
+    TF_TLP = 1u << 21,        /* t_rtx is a tail loss probe timeout */
+    TF_TLP_SENT = 1u << 22,   /* a probe is out: next is the real RTO */
 };
 
 /* ---- congestion control ---- */
@@ -119,6 +121,7 @@ struct tern_conn {
     uint8_t state;            /* enum tern_tcp_state */
     uint8_t snd_ws, rcv_ws;
     uint8_t dupacks;
+    uint8_t quickacks;        /* segments still ACKed at once after a loss */
     uint32_t rcv_nxt;
     uint32_t rcv_adv;         /* right edge we advertised */
     uint32_t rcv_unread;      /* handed to recv, not consumed */

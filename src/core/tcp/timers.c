@@ -11,11 +11,62 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
     return r > tl->rto_max_ms ? tl->rto_max_ms : (uint32_t)r;
 }
 
+/* Tail loss probe timeout (RFC 8985 section 7.2): two smoothed RTTs, plus
+ * a delayed-ACK allowance when only one segment is out (its ACK may be held
+ * back), never less than TLP_MIN_US nor more than the RTO. The allowance is
+ * 50 ms rather than the RFC's 200: common receivers delay at most 40 ms,
+ * and a probe sent too early costs one segment, not a stall. */
+#define TLP_MIN_US 10000u
+#define TLP_DELACK_US 50000u
+static uint64_t tlp_timeout_ns(const struct tern_conn *c, uint64_t rto_ns)
+{
+    uint64_t pto = 2ull * c->srtt_us;
+    if (c->snd_max - c->snd_una <= c->mss)
+        pto += TLP_DELACK_US;
+    if (pto < TLP_MIN_US)
+        pto = TLP_MIN_US;
+    pto *= 1000;
+    return pto < rto_ns ? pto : rto_ns;
+}
+
+/* A probe is worth it only with an RTT estimate, outside recovery and
+ * backoff, once per tail (TF_TLP_SENT until new data is acknowledged). */
+static bool tlp_allowed(const struct tern_conn *c)
+{
+    return c->srtt_us && !c->backoff &&
+           !(c->flags & (TF_RECOVERY | TF_TLP_SENT)) &&
+           (c->state == TERN_TCP_ESTABLISHED || c->state == TERN_TCP_CLOSE_WAIT);
+}
+
 void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
 {
-    c->flags &= ~(uint32_t)TF_PERSIST;
-    c->t_rtx = st->now + ms_ns(rto_cur(TL(st), c));
+    uint64_t rto = ms_ns(rto_cur(TL(st), c));
+    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP);
+    if (tlp_allowed(c)) {
+        c->flags |= TF_TLP;
+        rto = tlp_timeout_ns(c, rto);
+    }
+    c->t_rtx = st->now + rto;
     conn_timer_update(st, c);
+}
+
+/* The probe: resend the last segment (or the FIN), which makes the
+ * receiver answer with an ACK carrying SACK for whatever it holds, so a
+ * lost tail or a lost stretch ACK is repaired by fast recovery instead of
+ * waiting for the RTO. */
+static void tlp_fire(tern_stack *st, struct tern_conn *c)
+{
+    c->flags &= ~(uint32_t)TF_TLP;
+    c->flags |= TF_TLP_SENT;
+    CTR(st, tcp_tail_loss_probes);
+    uint32_t flight = c->snd_max - c->snd_una;
+    uint32_t seq;
+    if (c->flags & TF_FIN_SENT)
+        seq = c->sq_end;
+    else
+        seq = c->snd_max - (flight < c->mss ? flight : c->mss);
+    tcp_retransmit(st, c, seq, c->mss);
+    tcp_arm_rto(st, c);
 }
 
 static bool synced_open(uint8_t s)
@@ -103,6 +154,7 @@ static void rto_expired(tern_stack *st, struct tern_conn *c)
         return;
     }
     CTR(st, tcp_rto_expiries);
+    c->flags &= ~(uint32_t)(TF_TLP | TF_TLP_SENT);
     if (c->backoff == 0)
         tl->cc->on_rto(c, st->now);
     else
@@ -174,7 +226,9 @@ static void rtx_fire(tern_stack *st, struct tern_conn *c)
     default:
         break;
     }
-    if (c->snd_max != c->snd_una)
+    if (c->snd_max != c->snd_una && (c->flags & TF_TLP))
+        tlp_fire(st, c);
+    else if (c->snd_max != c->snd_una)
         rto_expired(st, c);
     else if (c->flags & TF_PERSIST)
         persist_expired(st, c);
