@@ -146,6 +146,7 @@ typedef struct dpdk_dev {
     dq *qs;
     tern_pool **pool_ptrs;
     bool rss_ok;
+    bool tso_counts_l2;            /* net_tap: TSO segment + L2 must fit MTU */
     uint8_t rss_key[40];
     uint16_t reta_size;
     uint16_t reta[512];
@@ -701,7 +702,8 @@ static struct rte_mbuf *seg_mbuf(dpdk_dev *d, dq *q, tern_buf *b)
 /* TERN_BUF_TX_* of frame f -> ol_flags and header lengths on its first
  * mbuf m, whose first segment holds the headers. Returns false when the
  * headers are not where the flags say. */
-static bool tx_offloads(const tern_buf *f, struct rte_mbuf *m)
+static bool tx_offloads(const dpdk_dev *d, const tern_buf *f,
+                        struct rte_mbuf *m)
 {
     uint16_t fl = f->flags;
     if (!(fl & (TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO)))
@@ -731,7 +733,13 @@ static bool tx_offloads(const tern_buf *f, struct rte_mbuf *m)
                                 : (uint32_t)(tcp->data_off >> 4) * 4;
         ol |= RTE_MBUF_F_TX_TCP_SEG;
         m->l4_len = l4;
-        m->tso_segsz = f->tso_mss;
+        /* DPDK 22.11's net_tap checks each segment with its Ethernet
+         * header against the IP MTU, so full-MSS segments would be
+         * dropped there: shrink them by the L2 header on that driver. */
+        uint32_t seg = f->tso_mss;
+        if (d->tso_counts_l2 && seg > l2)
+            seg -= l2;
+        m->tso_segsz = (uint16_t)seg;
         /* DPDK wants the pseudo-header sum without the length for TSO. */
         tcp->cksum = rte_ipv4_phdr_cksum(ip, ol);
     } else if (fl & TERN_BUF_TX_L4_CSUM) {
@@ -764,7 +772,7 @@ static struct rte_mbuf *tx_frame(dpdk_dev *d, dq *q, tern_buf *f)
         /* The port cannot send chains: copy into one buffer. */
         struct rte_mbuf *m = tx_copy(q, f);
         tern_buf *next;
-        if (m && !tx_offloads(f, m)) {
+        if (m && !tx_offloads(d, f, m)) {
             rte_pktmbuf_free(m);
             m = NULL;
         }
@@ -801,7 +809,7 @@ static struct rte_mbuf *tx_frame(dpdk_dev *d, dq *q, tern_buf *f)
             rte_pktmbuf_free(head);
         return NULL;
     }
-    if (!tx_offloads(&meta, head)) {
+    if (!tx_offloads(d, &meta, head)) {
         rte_pktmbuf_free(head);
         return NULL;
     }
@@ -1179,6 +1187,7 @@ static tern_dev *dpdk_open(const tern_dev_args *a, char *err, size_t errlen)
         memcpy(d->base.mac, mac.addr_bytes, 6);
     char mv[32];
     bool is_tap = !strcmp(info.driver_name, "net_tap");
+    d->tso_counts_l2 = is_tap;
     if (tern_netif_opt(opts, "mac", mv, sizeof mv)) {
         unsigned v[6];
         char tail;
