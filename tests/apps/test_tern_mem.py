@@ -30,7 +30,7 @@ class TernMem(unittest.TestCase):
     def test_bulk_verified_with_loss(self):
         # Real time: 256 MiB at 1% loss, and a shorter run at 5% (the
         # 256 MiB at 5% case runs in simulated time in tests/tcp).
-        for size, loss in (("256M", "0.01"), ("16M", "0.05")):
+        for size, loss in (("256M", "0.01"), ("8M", "0.05")):
             d = run_json(self, ["tern-bulk", "--driver", "mem", "--bytes", size,
                                 "--loss", loss, "--json"], timeout=120)
             self.assertIs(d["verified"], True)

@@ -12,12 +12,11 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
 }
 
 /* Tail loss probe timeout (RFC 8985 section 7.2): two smoothed RTTs, plus
- * a delayed-ACK allowance when only one segment is out (its ACK may be held
- * back), never less than TLP_MIN_US nor more than the RTO. The allowance is
- * 50 ms rather than the RFC's 200: common receivers delay at most 40 ms,
- * and a probe sent too early costs one segment, not a stall. */
+ * the worst delayed-ACK wait (200 ms) when only one segment is out, since
+ * its ACK may be held back; never less than TLP_MIN_US nor more than the
+ * RTO. */
 #define TLP_MIN_US 10000u
-#define TLP_DELACK_US 50000u
+#define TLP_DELACK_US 200000u
 static uint64_t tlp_timeout_ns(const struct tern_conn *c, uint64_t rto_ns)
 {
     uint64_t pto = 2ull * c->srtt_us;
@@ -42,7 +41,8 @@ void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
 {
     uint64_t rto = ms_ns(rto_cur(TL(st), c));
     c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP);
-    if (tlp_allowed(c)) {
+    /* a probe no earlier than the RTO would only delay the RTO */
+    if (tlp_allowed(c) && tlp_timeout_ns(c, rto) < rto) {
         c->flags |= TF_TLP;
         rto = tlp_timeout_ns(c, rto);
     }
@@ -53,15 +53,20 @@ void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
 /* The probe: resend the last segment (or the FIN), which makes the
  * receiver answer with an ACK carrying SACK for whatever it holds, so a
  * lost tail or a lost stretch ACK is repaired by fast recovery instead of
- * waiting for the RTO. */
+ * waiting for the RTO. When the receiver has already SACKed data above
+ * snd_una, the segment at snd_una is the one missing: resend that, never
+ * data the receiver holds. */
 static void tlp_fire(tern_stack *st, struct tern_conn *c)
 {
     c->flags &= ~(uint32_t)TF_TLP;
     c->flags |= TF_TLP_SENT;
+
     CTR(st, tcp_tail_loss_probes);
     uint32_t flight = c->snd_max - c->snd_una;
     uint32_t seq;
-    if (c->flags & TF_FIN_SENT)
+    if (c->nsb)             /* SACKed data above: the first hole is lost */
+        seq = c->snd_una;
+    else if (c->flags & TF_FIN_SENT)
         seq = c->sq_end;
     else
         seq = c->snd_max - (flight < c->mss ? flight : c->mss);
