@@ -144,21 +144,6 @@ static void arp_flood_other_targets(void **s)
 }
 
 /* ---- fragments (a UDP datagram of 1008 bytes to port 53) ---- */
-static size_t frag(uint8_t *f, const uint8_t *pl, uint32_t off, uint32_t len,
-                   int mf, uint16_t id, uint8_t proto)
-{
-    size_t n = th_eth(f, TH_MAC, TH_PEER_MAC, 0x0800);
-    th_ip4(f + n, TH_PEER_IP, TH_IP, proto, (uint16_t)len);
-    uint8_t *ip = f + n;
-    ip[4] = (uint8_t)(id >> 8);
-    ip[5] = (uint8_t)id;
-    uint16_t fl = (uint16_t)((mf ? 0x2000 : 0) | (off / 8));
-    ip[6] = (uint8_t)(fl >> 8);
-    ip[7] = (uint8_t)fl;
-    memcpy(ip + 20, pl + off, len);
-    th_fix_ip_csum(f);
-    return n + 20 + len;
-}
 
 static size_t udp_payload(uint8_t *pl)
 {
@@ -176,8 +161,8 @@ static void frag_ping_of_death(void **s)
     th *t = bi_new();
     static uint8_t pl[70000];
     uint8_t f[1600];
-    bi_feed(t, f, frag(f, pl, 0, 1400, 1, 1, 1));
-    bi_feed(t, f, frag(f, pl, 65520, 100, 0, 1, 1));
+    bi_feed(t, f, th_frag(f, pl, 0, 1400, 1, 1, 1));
+    bi_feed(t, f, th_frag(f, pl, 65520, 100, 0, 1, 1));
     assert_int_equal(C(t)->ip_drop_frag_bad, 1);
     assert_int_equal(C(t)->icmp_in, 0);
     bi_healthy_and_free(t);
@@ -189,8 +174,8 @@ static void frag_teardrop(void **s)
     th *t = bi_new();
     uint8_t pl[1100], f[1600];
     udp_payload(pl);
-    bi_feed(t, f, frag(f, pl, 0, 504, 1, 2, 17));
-    bi_feed(t, f, frag(f, pl, 256, 400, 0, 2, 17));
+    bi_feed(t, f, th_frag(f, pl, 0, 504, 1, 2, 17));
+    bi_feed(t, f, th_frag(f, pl, 256, 400, 0, 2, 17));
     assert_int_equal(C(t)->ip_drop_frag_overlap, 1);
     assert_int_equal(C(t)->udp_in, 0);
     assert_int_equal(t->bufs_out, 0);
@@ -203,9 +188,9 @@ static void frag_duplicates_out_of_order(void **s)
     th *t = bi_new();
     uint8_t pl[1100], f[1600];
     size_t n = udp_payload(pl);
-    bi_feed(t, f, frag(f, pl, 504, (uint32_t)n - 504, 0, 3, 17));
-    bi_feed(t, f, frag(f, pl, 504, (uint32_t)n - 504, 0, 3, 17));
-    bi_feed(t, f, frag(f, pl, 0, 504, 1, 3, 17));
+    bi_feed(t, f, th_frag(f, pl, 504, (uint32_t)n - 504, 0, 3, 17));
+    bi_feed(t, f, th_frag(f, pl, 504, (uint32_t)n - 504, 0, 3, 17));
+    bi_feed(t, f, th_frag(f, pl, 0, 504, 1, 3, 17));
     assert_int_equal(C(t)->ip_drop_frag_dup, 1);
     assert_int_equal(C(t)->ip_reasm_ok, 1);
     assert_int_equal(C(t)->udp_in, 1);
@@ -219,7 +204,7 @@ static void frag_not_multiple_of_8(void **s)
     th *t = bi_new();
     uint8_t pl[1100], f[1600];
     udp_payload(pl);
-    bi_feed(t, f, frag(f, pl, 0, 500, 1, 4, 17));
+    bi_feed(t, f, th_frag(f, pl, 0, 500, 1, 4, 17));
     assert_int_equal(C(t)->ip_drop_frag_bad, 1);
     bi_healthy_and_free(t);
 }
@@ -229,8 +214,8 @@ static void frag_tiny_tcp_first(void **s)
     (void)s;
     th *t = bi_new();
     uint8_t pl[64] = {0}, f[256];
-    bi_feed(t, f, frag(f, pl, 0, 8, 1, 5, 6));    /* ports only */
-    bi_feed(t, f, frag(f, pl, 8, 16, 0, 6, 6));   /* rewrites flags */
+    bi_feed(t, f, th_frag(f, pl, 0, 8, 1, 5, 6));    /* ports only */
+    bi_feed(t, f, th_frag(f, pl, 8, 16, 0, 6, 6));   /* rewrites flags */
     assert_int_equal(C(t)->ip_drop_frag_bad, 2);
     bi_healthy_and_free(t);
 }
@@ -242,7 +227,7 @@ static void frag_incomplete_timeout(void **s)
     uint8_t pl[1100], f[1600];
     udp_payload(pl);
     for (uint16_t id = 0; id < 1000; id++)
-        bi_feed(t, f, frag(f, pl, 0, 504, 1, (uint16_t)(100 + id), 17));
+        bi_feed(t, f, th_frag(f, pl, 0, 504, 1, (uint16_t)(100 + id), 17));
     assert_true(t->bufs_out <= 8);                /* reasm_slots */
     t->now += 31 * TERN_NS_PER_SEC;
     th_poll(t);

@@ -168,6 +168,22 @@ void th_fix_ip_csum(uint8_t *frame)
     w16(ip + 10, th_csum_ref(ip, hl, 0));
 }
 
+size_t th_frag(uint8_t *f, const uint8_t *pl, uint32_t off, uint32_t len,
+               int mf, uint16_t id, uint8_t proto)
+{
+    size_t n = th_eth(f, TH_MAC, TH_PEER_MAC, 0x0800);
+    th_ip4(f + n, TH_PEER_IP, TH_IP, proto, (uint16_t)len);
+    uint8_t *ip = f + n;
+    ip[4] = (uint8_t)(id >> 8);
+    ip[5] = (uint8_t)id;
+    uint16_t fl = (uint16_t)((mf ? 0x2000 : 0) | (off / 8));
+    ip[6] = (uint8_t)(fl >> 8);
+    ip[7] = (uint8_t)fl;
+    memcpy(ip + 20, pl + off, len);
+    th_fix_ip_csum(f);
+    return n + 20 + len;
+}
+
 static uint32_t pseudo(uint32_t src, uint32_t dst, uint8_t proto, uint32_t len)
 {
     return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) + proto + len;

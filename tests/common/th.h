@@ -56,6 +56,10 @@ size_t th_udp_frame(uint8_t *out, uint32_t src, uint32_t dst, uint16_t sport,
 /* Whole Ethernet+IPv4+ICMP echo request. */
 size_t th_ping_frame(uint8_t *out, uint32_t src, uint32_t dst, uint16_t id,
                      uint16_t seq, const void *data, size_t len);
+/* An IPv4 fragment from the peer: bytes [off, off+len) of the IP payload
+ * pl, with MF set when mf, identification id. */
+size_t th_frag(uint8_t *f, const uint8_t *pl, uint32_t off, uint32_t len,
+               int mf, uint16_t id, uint8_t proto);
 /* Recompute the IPv4 header checksum of the frame's IP header. */
 void th_fix_ip_csum(uint8_t *frame);
 

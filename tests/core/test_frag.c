@@ -45,22 +45,6 @@ static size_t udp_payload(uint8_t *out, const uint8_t *data, size_t len)
     return n - 34;
 }
 
-/* One fragment frame: bytes [off, off+len) of the IP payload. */
-static size_t frag(uint8_t *f, const uint8_t *pl, uint32_t off, uint32_t len,
-                   int mf, uint16_t id, uint8_t proto)
-{
-    size_t n = th_eth(f, TH_MAC, TH_PEER_MAC, 0x0800);
-    th_ip4(f + n, TH_PEER_IP, TH_IP, proto, (uint16_t)len);
-    uint8_t *ip = f + n;
-    ip[4] = (uint8_t)(id >> 8);
-    ip[5] = (uint8_t)id;
-    uint16_t fl = (uint16_t)((mf ? 0x2000 : 0) | (off / 8));
-    ip[6] = (uint8_t)(fl >> 8);
-    ip[7] = (uint8_t)fl;
-    memcpy(ip + 20, pl + off, len);
-    th_fix_ip_csum(f);
-    return n + 20 + len;
-}
 
 static void make_data(uint8_t *d, size_t len)
 {
@@ -76,19 +60,19 @@ static void test_in_and_out_of_order(void **state)
     size_t pn = udp_payload(pl, data, sizeof data);      /* 1008 bytes */
     /* in order: 3 fragments */
     th *t = setup();
-    th_input(t, f, frag(f, pl, 0, 400, 1, 1, 17));
-    th_input(t, f, frag(f, pl, 400, 400, 1, 1, 17));
+    th_input(t, f, th_frag(f, pl, 0, 400, 1, 1, 17));
+    th_input(t, f, th_frag(f, pl, 400, 400, 1, 1, 17));
     assert_int_equal(got_count, 0);
-    th_input(t, f, frag(f, pl, 800, (uint32_t)pn - 800, 0, 1, 17));
+    th_input(t, f, th_frag(f, pl, 800, (uint32_t)pn - 800, 0, 1, 17));
     assert_int_equal(got_count, 1);
     assert_int_equal(got_len, sizeof data);
     assert_memory_equal(got, data, sizeof data);
     assert_int_equal(C(t)->ip_reasm_ok, 1);
     /* reversed, with an exact duplicate in the middle */
-    th_input(t, f, frag(f, pl, 800, (uint32_t)pn - 800, 0, 2, 17));
-    th_input(t, f, frag(f, pl, 400, 400, 1, 2, 17));
-    th_input(t, f, frag(f, pl, 400, 400, 1, 2, 17));
-    th_input(t, f, frag(f, pl, 0, 400, 1, 2, 17));
+    th_input(t, f, th_frag(f, pl, 800, (uint32_t)pn - 800, 0, 2, 17));
+    th_input(t, f, th_frag(f, pl, 400, 400, 1, 2, 17));
+    th_input(t, f, th_frag(f, pl, 400, 400, 1, 2, 17));
+    th_input(t, f, th_frag(f, pl, 0, 400, 1, 2, 17));
     assert_int_equal(got_count, 2);
     assert_memory_equal(got, data, sizeof data);
     assert_int_equal(C(t)->ip_drop_frag_dup, 1);
@@ -102,23 +86,23 @@ static void test_attacks(void **state)
     memset(pl, 0x41, sizeof pl);
     th *t = setup();
     /* teardrop: second fragment overlaps the first */
-    th_input(t, f, frag(f, pl, 0, 400, 1, 10, 17));
-    th_input(t, f, frag(f, pl, 200, 400, 0, 10, 17));
+    th_input(t, f, th_frag(f, pl, 0, 400, 1, 10, 17));
+    th_input(t, f, th_frag(f, pl, 200, 400, 0, 10, 17));
     assert_int_equal(C(t)->ip_drop_frag_overlap, 1);
     /* ping of death: ends past 65535 */
-    th_input(t, f, frag(f, pl, 65528, 100, 0, 11, 1));
+    th_input(t, f, th_frag(f, pl, 65528, 100, 0, 11, 1));
     /* non-multiple-of-8 middle fragment */
-    th_input(t, f, frag(f, pl, 0, 13, 1, 12, 17));
+    th_input(t, f, th_frag(f, pl, 0, 13, 1, 12, 17));
     /* tiny TCP first fragment and a TCP fragment at offset 8 (RFC 1858) */
-    th_input(t, f, frag(f, pl, 0, 8, 1, 13, 6));
-    th_input(t, f, frag(f, pl, 8, 16, 0, 14, 6));
+    th_input(t, f, th_frag(f, pl, 0, 8, 1, 13, 6));
+    th_input(t, f, th_frag(f, pl, 8, 16, 0, 14, 6));
     /* empty fragment */
-    th_input(t, f, frag(f, pl, 16, 0, 0, 15, 17));
+    th_input(t, f, th_frag(f, pl, 16, 0, 0, 15, 17));
     assert_int_equal(C(t)->ip_drop_frag_bad, 5);
     /* a last fragment that contradicts the length already known */
-    th_input(t, f, frag(f, pl, 0, 64, 1, 16, 17));
-    th_input(t, f, frag(f, pl, 128, 8, 0, 16, 17));
-    th_input(t, f, frag(f, pl, 200, 8, 0, 16, 17));
+    th_input(t, f, th_frag(f, pl, 0, 64, 1, 16, 17));
+    th_input(t, f, th_frag(f, pl, 128, 8, 0, 16, 17));
+    th_input(t, f, th_frag(f, pl, 200, 8, 0, 16, 17));
     assert_int_equal(C(t)->ip_drop_frag_bad, 6);
     assert_int_equal(got_count, 0);
     assert_int_equal(t->bufs_out, 0);            /* nothing held */
@@ -133,7 +117,7 @@ static void test_bounds_and_timeout(void **state)
     th *t = setup();
     /* 100 incomplete datagrams: only reasm_slots (4) are ever held */
     for (uint16_t id = 0; id < 100; id++)
-        th_input(t, f, frag(f, pl, 0, 64, 1, id, 17));
+        th_input(t, f, th_frag(f, pl, 0, 64, 1, id, 17));
     assert_int_equal(C(t)->ip_frag_evicted, 96);
     assert_int_equal(t->bufs_out, 4);
     /* incomplete datagrams are freed by the timeout */
@@ -142,8 +126,8 @@ static void test_bounds_and_timeout(void **state)
     assert_int_equal(C(t)->ip_frag_timeout, 4);
     assert_int_equal(t->bufs_out, 0);
     /* a complete datagram larger than one buffer is refused, counted */
-    th_input(t, f, frag(f, pl, 0, 1400, 1, 500, 17));
-    th_input(t, f, frag(f, pl, 1400, 600, 0, 500, 17));
+    th_input(t, f, th_frag(f, pl, 0, 1400, 1, 500, 17));
+    th_input(t, f, th_frag(f, pl, 1400, 600, 0, 500, 17));
     assert_int_equal(C(t)->ip_drop_frag_too_big, 1);
     assert_int_equal(t->bufs_out, 0);
     assert_int_equal(th_free(t), 0);
@@ -156,7 +140,7 @@ static void test_disabled(void **state)
     (void)state;
     uint8_t pl[64] = {0}, f[256];
     th *t = th_new(no_reasm);
-    th_input(t, f, frag(f, pl, 0, 16, 1, 1, 17));
+    th_input(t, f, th_frag(f, pl, 0, 16, 1, 1, 17));
     assert_int_equal(C(t)->ip_drop_fragment, 1);
     assert_int_equal(C(t)->ip_frag_in, 0);
     assert_int_equal(th_free(t), 0);
@@ -176,8 +160,8 @@ static void test_fragmented_ping(void **state)
     size_t n = th_ping_frame(whole, TH_PEER_IP, TH_IP, 5, 6, data, sizeof data);
     const uint8_t *icmp = whole + 34;
     size_t ilen = n - 34;
-    th_input(t, f, frag(f, icmp, 304, (uint32_t)ilen - 304, 0, 77, 1));
-    th_input(t, f, frag(f, icmp, 0, 304, 1, 77, 1));
+    th_input(t, f, th_frag(f, icmp, 304, (uint32_t)ilen - 304, 0, 77, 1));
+    th_input(t, f, th_frag(f, icmp, 0, 304, 1, 77, 1));
     assert_int_equal(C(t)->icmp_echo_reply_out, 1);
     assert_int_equal(t->nout, 1);
     assert_int_equal(t->out_len[0], n);
