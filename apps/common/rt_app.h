@@ -91,6 +91,42 @@ static inline void rt_report_link(report *rp, rt *r)
     rep_obj_end(rp);
 }
 
+/* The end every tern app's report shares: retransmits, connections still
+ * held at exit (TIME_WAIT included), the link figures, all counters. */
+static inline void rt_report_end(report *rp, rt *r, const tern_counters *all)
+{
+    rep_u64(rp, "retransmits", all->tcp_retransmits);
+    rep_u64(rp, "tcp_conns", rt_conn_count(r, -1));
+    rt_report_link(rp, r);
+    report_counters(rp, "counters", all);
+    rep_end(rp);
+}
+
+/* Create the runtime, print `banner` (if not empty) once it exists, run it
+ * and report. Returns the exit code: 0 when report_out says all went well,
+ * 1 on a failure (with one line on stderr). */
+static inline int rt_app_run(const common_opts *co, const rt_params *p,
+                             const rt_hooks *h, const char *banner,
+                             bool (*report_out)(rt *))
+{
+    char err[256];
+    rt *r = rt_create(p, h, err, sizeof err);
+    if (!r) {
+        fprintf(stderr, "%s: %s\n", co->prog, err);
+        return 1;
+    }
+    if (banner && *banner)
+        fprintf(stderr, "%s: %s\n", co->prog, banner);
+    if (rt_run(r, err, sizeof err)) {
+        fprintf(stderr, "%s: %s\n", co->prog, err);
+        rt_destroy(r);
+        return 1;
+    }
+    bool ok = report_out(r);
+    rt_destroy(r);
+    return ok ? 0 : 1;
+}
+
 /* ---- output backlog of one connection ---- */
 
 typedef struct pend_conn {

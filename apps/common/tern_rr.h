@@ -197,6 +197,15 @@ static inline void trr_finish(rt_ep *ep)
             tern_tcp_close(ep->st, sc->conns[k].c);
 }
 
+/* The finish hook of every request/response client: end each client
+ * endpoint of the core. */
+static inline void trr_finish_clients(rt_core *core)
+{
+    for (unsigned e = 0; e < core->nep; e++)
+        if (core->ep[e].role == RT_CLIENT)
+            trr_finish(&core->ep[e]);
+}
+
 static inline void trr_total(rr_total *tot, uint64_t *completed, bool *failed)
 {
     rr_total_init(tot);

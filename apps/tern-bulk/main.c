@@ -220,13 +220,6 @@ static void configure(rt_ep *ep, tern_config *cfg)
     uint64_t need = bo.conns * 2 + 64;
     if (need > cfg->max_conns)
         cfg->max_conns = (uint32_t)need;
-    /* A receiver keeps a whole window of out-of-order segments, so one loss
-     * does not make it drop (and the sender resend) everything behind it:
-     * the default (64) is less than a 256 KiB window of 1448-byte
-     * segments. Small segments beyond that are still dropped and resent. */
-    uint32_t window_segs = (cfg->rcv_buf ? cfg->rcv_buf : 256u * 1024) / 1024;
-    if (cfg->ooo_max_segs < window_segs)
-        cfg->ooo_max_segs = window_segs;
 }
 
 static int start(rt_core *core)
@@ -327,11 +320,7 @@ static bool report_out(rt *r)
         else if (bo.verify == VERIFY_PATTERN)
             ok &= tot.all_ok;
     }
-    rep_u64(&rp, "retransmits", all.tcp_retransmits);
-    rep_u64(&rp, "tcp_conns", rt_conn_count(r, -1));
-    rt_report_link(&rp, r);
-    report_counters(&rp, "counters", &all);
-    rep_end(&rp);
+    rt_report_end(&rp, r, &all);
     return ok;
 }
 
@@ -366,21 +355,9 @@ int main(int argc, char **argv)
     if (!strcmp(co.driver, "mem") && co.link_bps > 0)
         p.faults.rate_bps = (uint64_t)co.link_bps;
     rt_hooks h = {.configure = configure, .start = start, .iter = iter};
-    char err[256];
-    rt *r = rt_create(&p, &h, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, "%s: %s\n", co.prog, err);
-        return 1;
-    }
+    char banner[64] = "";
     if (bo.mode == MODE_SERVER && !co.json)
-        fprintf(stderr, "%s: receiving on port %u\n", co.prog,
-                (unsigned)bo.port);
-    if (rt_run(r, err, sizeof err)) {
-        fprintf(stderr, "%s: %s\n", co.prog, err);
-        rt_destroy(r);
-        return 1;
-    }
-    bool ok = report_out(r);
-    rt_destroy(r);
-    return ok ? 0 : 1;
+        snprintf(banner, sizeof banner, "receiving on port %u",
+                 (unsigned)bo.port);
+    return rt_app_run(&co, &p, &h, banner, report_out);
 }

@@ -170,13 +170,6 @@ static void iter(rt_core *core)
         trr_iter(core);
 }
 
-static void finish(rt_core *core)
-{
-    for (unsigned e = 0; e < core->nep; e++)
-        if (core->ep[e].role == RT_CLIENT)
-            trr_finish(&core->ep[e]);
-}
-
 static bool report_out(rt *r)
 {
     report rp;
@@ -204,11 +197,7 @@ static bool report_out(rt *r)
         rep_u64(&rp, "bytes_in", srvc.tcp_bytes_in);
         rep_u64(&rp, "bytes_out", srvc.tcp_bytes_out);
     }
-    rep_u64(&rp, "retransmits", all.tcp_retransmits);
-    rep_u64(&rp, "tcp_conns", rt_conn_count(r, -1));
-    rt_report_link(&rp, r);
-    report_counters(&rp, "counters", &all);
-    rep_end(&rp);
+    rt_report_end(&rp, r, &all);
     return ok;
 }
 
@@ -229,25 +218,14 @@ int main(int argc, char **argv)
     rt_params_from_opts(&p, &co, ho.mode == MODE_SERVER ? RT_SERVER
                                                          : RT_CLIENT);
     rt_hooks h = {.configure = configure, .start = start, .iter = iter,
-                  .finish = finish};
-    char err[256];
-    rt *r = rt_create(&p, &h, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, "%s: %s\n", co.prog, err);
-        return 1;
-    }
+                  .finish = trr_finish_clients};
+    char banner[128] = "";
     if (ho.mode == MODE_SERVER && !co.json) {
         char ip[16];
-        fprintf(stderr, "%s: serving %s:%u on %s %s (Ctrl-C prints the "
-                        "figures)\n", co.prog, fmt_ip4(co.ip, ip),
-                (unsigned)ho.port, co.driver, co.iface ? co.iface : "");
+        snprintf(banner, sizeof banner,
+                 "serving %s:%u on %s %s (Ctrl-C prints the figures)",
+                 fmt_ip4(co.ip, ip), (unsigned)ho.port, co.driver,
+                 co.iface ? co.iface : "");
     }
-    if (rt_run(r, err, sizeof err)) {
-        fprintf(stderr, "%s: %s\n", co.prog, err);
-        rt_destroy(r);
-        return 1;
-    }
-    bool ok = report_out(r);
-    rt_destroy(r);
-    return ok ? 0 : 1;
+    return rt_app_run(&co, &p, &h, banner, report_out);
 }

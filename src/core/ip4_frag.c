@@ -84,6 +84,8 @@ static struct reasm *reasm_slot(tern_stack *st, const uint8_t *h)
     r->id = id;
     r->proto = h[9];
     r->expires = st->now + (uint64_t)st->cfg.reasm_timeout_ms * TERN_NS_PER_MS;
+    if (r->expires < st->reasm_next)
+        st->reasm_next = r->expires;
     return r;
 }
 
@@ -198,8 +200,12 @@ tern_buf *ip4_reasm(tern_stack *st, tern_buf *b)
     return whole;
 }
 
+/* Called from every tern_poll: nothing to do before the earliest expiry,
+ * and nothing at all while no datagram is held. */
 uint64_t reasm_poll(tern_stack *st, uint64_t now)
 {
+    if (now < st->reasm_next)
+        return st->reasm_next;
     uint64_t next = TERN_NEVER;
     for (uint32_t i = 0; i < st->cfg.reasm_slots; i++) {
         struct reasm *r = &st->reasm[i];
@@ -212,6 +218,7 @@ uint64_t reasm_poll(tern_stack *st, uint64_t now)
             next = r->expires;
         }
     }
+    st->reasm_next = next;
     return next;
 }
 

@@ -75,6 +75,7 @@ struct tern_stack {
 
     uint16_t ip_id;
     struct reasm *reasm;      /* cfg.reasm_slots (ip4_frag.c) */
+    uint64_t reasm_next;      /* earliest expiry held; no scan before it */
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
 };

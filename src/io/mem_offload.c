@@ -1,6 +1,6 @@
 /* mem_offload.c - checksum and segmentation offloads of the mem link's
- * emulated NIC (see mem_offload.h). Its own checksum code: the io layer does
- * not depend on the core. */
+ * emulated NIC (see mem_offload.h). Checksums use the core's exported
+ * tern_csum_partial (network order), the same fast loop the stack uses. */
 #include "mem_offload.h"
 
 #include <string.h>
@@ -25,39 +25,11 @@ static inline void wr32(uint8_t *p, uint32_t v)
     p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
 }
 
-/* Sum of 32-bit words in memory order: congruent (mod 0xffff) to the sum of
- * 16-bit words, and a 64-bit accumulator cannot overflow on frames. */
-static uint64_t sum_bytes(const uint8_t *p, size_t n, uint64_t acc)
-{
-    uint32_t w[4];
-    for (; n >= 16; p += 16, n -= 16) {
-        memcpy(w, p, 16);
-        acc += (uint64_t)w[0] + w[1] + w[2] + w[3];
-    }
-    for (; n >= 4; p += 4, n -= 4) {
-        memcpy(w, p, 4);
-        acc += w[0];
-    }
-    uint8_t tail[4] = {0, 0, 0, 0};
-    memcpy(tail, p, n);  /* odd byte pads with zero after it */
-    memcpy(w, tail, 4);
-    return acc + w[0];
-}
-
-static uint16_t fold(uint64_t s)
-{
-    s = (s & 0xffffffffu) + (s >> 32);
-    s = (s & 0xffffffffu) + (s >> 32);
-    s = (s & 0xffff) + (s >> 16);
-    s = (s & 0xffff) + (s >> 16);
-    return (uint16_t)s;
-}
-
 static uint16_t swap16(uint16_t v) { return (uint16_t)(v << 8 | v >> 8); }
 
 uint16_t ml_csum_chain(const tern_buf *b, uint32_t off, uint32_t len)
 {
-    uint64_t acc = 0;
+    uint32_t acc = 0;
     uint32_t pos = 0;  /* bytes summed so far: odd means bytes are swapped */
     for (; b && len; b = b->frag) {
         if (off >= b->len) {
@@ -65,13 +37,13 @@ uint16_t ml_csum_chain(const tern_buf *b, uint32_t off, uint32_t len)
             continue;
         }
         uint32_t n = b->len - off < len ? b->len - off : len;
-        uint16_t s = fold(sum_bytes(b->data + off, n, 0));
+        uint16_t s = tern_csum_fold(tern_csum_partial(b->data + off, n, 0));
         acc += (pos & 1) ? swap16(s) : s;
         pos += n;
         len -= n;
         off = 0;
     }
-    return fold(acc);
+    return tern_csum_fold(acc);
 }
 
 void ml_chain_copy(tern_buf *dst, uint32_t doff, const tern_buf *src,
@@ -105,25 +77,25 @@ void ml_chain_copy(tern_buf *dst, uint32_t doff, const tern_buf *src,
 }
 
 /* Pseudo-header sum (RFC 793/768) of the IPv4 header at ip. */
-static uint64_t pseudo_sum(const uint8_t *ip, uint8_t proto, uint32_t l4len)
+static uint32_t pseudo_sum(const uint8_t *ip, uint8_t proto, uint32_t l4len)
 {
     uint8_t ph[12];
     memcpy(ph, ip + 12, 8);
     ph[8] = 0;
     ph[9] = proto;
     wr16(ph + 10, l4len);
-    return sum_bytes(ph, sizeof(ph), 0);
+    return tern_csum_partial(ph, sizeof(ph), 0);
 }
 
 static void store_csum(uint8_t *field, uint16_t c)
 {
-    memcpy(field, &c, 2);
+    wr16(field, c);
 }
 
 static void ip_csum_fill(uint8_t *ip, uint32_t l3)
 {
     ip[10] = ip[11] = 0;
-    store_csum(ip + 10, (uint16_t)~fold(sum_bytes(ip, l3, 0)));
+    store_csum(ip + 10, (uint16_t)~tern_csum_fold(tern_csum_partial(ip, l3, 0)));
 }
 
 /* The IPv4 header of b after l2 bytes, or NULL. *l3 gets its length. */
@@ -199,9 +171,9 @@ void ml_tso_headers(tern_buf *seg, const ml_tso *t, uint32_t idx,
     if (off > 0)
         tcp[13] &= (uint8_t)~TCP_CWR;               /* only the first */
     tcp[16] = tcp[17] = 0;
-    uint64_t s = pseudo_sum(ip, PROTO_TCP, t->l4 + len) +
+    uint32_t s = pseudo_sum(ip, PROTO_TCP, t->l4 + len) +
                  ml_csum_chain(seg, t->l2 + t->l3, t->l4 + len);
-    store_csum(tcp + 16, (uint16_t)~fold(s));
+    store_csum(tcp + 16, (uint16_t)~tern_csum_fold(s));
 }
 
 /* Whether the TCP/UDP checksum of the datagram at ip verifies. */
@@ -215,9 +187,9 @@ static bool l4_csum_ok(const tern_buf *b, const uint8_t *ip, uint32_t l2,
     if (ip[9] == PROTO_UDP && b->len >= l2 + l3 + 8 &&
         rd16(ip + l3 + 6) == 0)
         return true;  /* sender sent no checksum */
-    uint64_t s = pseudo_sum(ip, ip[9], tot - l3) +
+    uint32_t s = pseudo_sum(ip, ip[9], tot - l3) +
                  ml_csum_chain(b, l2 + l3, tot - l3);
-    return fold(s) == 0xffff;
+    return tern_csum_fold(s) == 0xffff;
 }
 
 uint16_t ml_rx_flags(const tern_buf *b, uint32_t caps, bool check)
@@ -228,7 +200,7 @@ uint16_t ml_rx_flags(const tern_buf *b, uint32_t caps, bool check)
         return 0;
     uint16_t flags = 0;
     if ((caps & TERN_CAP_RX_IP_CSUM) &&
-        (!check || fold(sum_bytes(ip, l3, 0)) == 0xffff))
+        (!check || tern_csum_fold(tern_csum_partial(ip, l3, 0)) == 0xffff))
         flags |= TERN_BUF_RX_IP_CSUM_OK;
     /* Fragments cannot be verified alone: no L4 verdict, like a NIC. */
     if (!(caps & TERN_CAP_RX_L4_CSUM) ||

@@ -115,17 +115,9 @@ static void *core_main(void *arg)
         rt_stop();
         return NULL;
     }
-    if (rt_core_init(c)) {
-        c->err = 1;
-        rt_stop();
-        return NULL;
-    }
-    /* Give every stack the time before the app opens connections: a SYN
-     * sent from the start hook must carry a fresh clock (timestamps, RTO). */
-    c->now = rt_now_ns();
-    for (unsigned i = 0; i < c->nep; i++)
-        tern_poll(c->ep[i].st, c->now);
-    if (r->h.start && r->h.start(c)) {
+    /* A connect from the start hook needs no clock yet: the stack moves
+     * what it stamped before its first tern_poll/tern_input to that time. */
+    if (rt_core_init(c) || (r->h.start && r->h.start(c))) {
         c->err = 1;
         rt_stop();
         return NULL;
