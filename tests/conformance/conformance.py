@@ -64,12 +64,14 @@ def sh(*cmd, check=True, quiet=False):
     return r.stdout
 
 
-def remove_stale():
+def remove_stale(pattern=r"^tcf(\d+)-(inj|lx|tn)$"):
     """Remove namespaces of earlier runs of this suite whose process is gone
-    (killed with SIGKILL, e.g. by a ctest timeout). Names are tcf<pid>-*."""
+    (killed with SIGKILL, e.g. by a ctest timeout). Names are tcf<pid>-*;
+    another suite using Topology with its own prefix passes its pattern
+    (group 1 = the pid)."""
     for line in sh("ip", "netns", "list", check=False).splitlines():
         name = line.split()[0] if line.split() else ""
-        m = re.match(r"^tcf(\d+)-(inj|lx|tn)$", name)
+        m = re.match(pattern, name)
         if m and not os.path.exists("/proc/%s" % m.group(1)):
             for pid in sh("ip", "netns", "pids", name, check=False).split():
                 try:
@@ -89,13 +91,14 @@ class Topology:
     """Network namespaces and veths of one run; teardown() removes all of
     it (and the processes started in it) and may be called repeatedly."""
 
-    def __init__(self, runid):
+    def __init__(self, runid, prefix="tcf"):
         self.runid = runid
+        self.prefix = prefix
         self.ns = []
         self.procs = []
 
     def add_ns(self, suffix):
-        name = "tcf%s-%s" % (self.runid, suffix)
+        name = "%s%s-%s" % (self.prefix, self.runid, suffix)
         sh("ip", "netns", "add", name)
         self.ns.append(name)
         sh("ip", "-n", name, "link", "set", "lo", "up")

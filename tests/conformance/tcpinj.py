@@ -240,7 +240,12 @@ def parse_frame(frame):
 # ---------------------------------------------------------------------------
 
 class Wire:
-    def __init__(self, ns, ifname, my_mac, my_ip, peer_ips, log=None):
+    """record_all: also keep every frame that arrives from another station,
+    whatever its type or destination, as (time, bytes) in self.frames (for
+    checks that nothing at all was sent)."""
+
+    def __init__(self, ns, ifname, my_mac, my_ip, peer_ips, log=None,
+                 record_all=False):
         self.ns, self.ifname = ns, ifname
         self.my_mac, self.my_ip = my_mac.lower(), my_ip
         self.peer_ips = set(peer_ips)
@@ -253,6 +258,7 @@ class Wire:
         self.sock.settimeout(0.1)
         self.segs = []
         self.other = []          # frames from the target that are not TCP/ARP
+        self.frames = [] if record_all else None
         self.cv = threading.Condition()
         self.stopping = False
         self.arp_requests = 0
@@ -279,6 +285,10 @@ class Wire:
                 continue
             now = time.monotonic()
             dst, src = frame[0:6], frame[6:12]
+            if self.frames is not None and src != my:
+                with self.cv:
+                    self.frames.append((now, frame))
+                    self.cv.notify_all()
             if src == my or (dst != my and dst != b"\xff" * 6):
                 continue
             etype = frame[12:14]
@@ -344,15 +354,17 @@ class Wire:
         with self.cv:
             return len(self.segs)
 
-    def wait(self, pred, timeout, start):
+    def wait(self, pred, timeout, start, frames=False):
         """First segment at index >= start satisfying pred, within timeout
-        seconds, or None.  Returns (seg, next_index)."""
+        seconds, or None.  Returns (seg, next_index).  frames: search the
+        (time, bytes) entries of self.frames instead (record_all)."""
         deadline = time.monotonic() + timeout
         i = start
+        lst = self.frames if frames else self.segs
         with self.cv:
             while True:
-                while i < len(self.segs):
-                    s = self.segs[i]
+                while i < len(lst):
+                    s = lst[i]
                     i += 1
                     if pred(s):
                         return s, i
