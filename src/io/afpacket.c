@@ -1,13 +1,20 @@
 /* afpacket.c - the AF_PACKET driver: one packet socket per queue with a
- * TPACKET_V3 memory-mapped receive ring (blocks of frames handed over by the
- * kernel in one go) and a memory-mapped transmit ring on the same socket
- * (fixed-size TPACKET_V3 slots, kernel >= 4.11), flushed with one sendto()
- * per burst.  Several queues on one interface join a PACKET_FANOUT group
- * (hash mode) so the kernel spreads flows over them.
+ * TPACKET_V2 memory-mapped receive ring (one frame per slot, each slot with
+ * its own status word, so a frame is ours as soon as the kernel has written
+ * it) and a TPACKET_V2 memory-mapped transmit ring on the same socket (the
+ * packet version is per socket), flushed with one sendto() per burst.
+ * Several queues on one interface join a PACKET_FANOUT group (hash mode by
+ * default) so the kernel spreads flows over them.
+ *
+ * Why not TPACKET_V3: V3 hands over whole blocks, when one is full or when
+ * its retire timer (at least 1 ms) fires, so a lone request waited up to a
+ * millisecond before user space could see it, and every round trip paid
+ * for it. With V2 the kernel marks each slot TP_STATUS_USER and wakes
+ * poll() per frame.
  *
  * Buffers: frames are copied between the rings and the queue's tern_pool
  * (the stack allocates from and frees to the pool, so ring memory is never
- * lent out; a ring block goes back to the kernel as soon as it is read).
+ * lent out; a receive slot goes back to the kernel as soon as it is read).
  *
  * Capabilities: none. The kernel does not verify checksums for us on a
  * veth and tells us nothing a NIC would; frames whose checksum the sender
@@ -18,7 +25,6 @@
  *   qdisc_bypass[=1]  PACKET_QDISC_BYPASS: transmit straight to the driver,
  *                     skipping the qdisc (and any tc/nft egress hooks)
  *   promisc[=1]       put the interface in promiscuous mode while open
- *   blk_tov=MS        receive block retire timeout in ms (default 1)
  *   fanout=hash|lb|cpu|qm  fanout mode when queues > 1 (default hash)
  */
 #include <errno.h>
@@ -42,25 +48,25 @@
 #define PACKET_IGNORE_OUTGOING 23
 #endif
 
-#define AFP_RX_BLOCK_SIZE (256u * 1024u)
+/* Ring memory comes in blocks of this size (or of one slot, if bigger). */
+#define AFP_RING_BLOCK (64u * 1024u)
 #define AFP_DEFAULT_RING 4096u
 #define AFP_DEFAULT_POOL 4096u
+
+/* A TPACKET_V2 ring: frame_nr slots of frame_size bytes, back to back (a
+ * slot size that is a power of two divides the block size exactly). */
+typedef struct afp_ring {
+    uint8_t *base;
+    unsigned frame_size, frame_nr;
+    unsigned head;                   /* next slot to read (rx) / fill (tx) */
+} afp_ring;
 
 typedef struct afp_queue {
     int fd;
     uint8_t *map;
     size_t map_len;
-    /* Receive ring (TPACKET_V3 blocks). */
-    uint8_t *rx_ring;
-    unsigned rx_block_size, rx_block_nr;
-    unsigned rx_block;               /* block being read */
-    struct tpacket3_hdr *rx_pkt;     /* next frame in that block */
-    unsigned rx_left;                /* frames left in that block */
-    /* Transmit ring (TPACKET_V3 fixed slots). */
-    uint8_t *tx_ring;
-    unsigned tx_frame_size, tx_frame_nr;
-    unsigned tx_head;
-    unsigned tx_data_off;            /* where frame data starts in a slot */
+    afp_ring rx, tx;
+    unsigned tx_data_off;            /* where frame data starts in a tx slot */
 } afp_queue;
 
 typedef struct afp_dev {
@@ -80,6 +86,25 @@ static unsigned round_pow2(unsigned x)
     while (p < x)
         p <<= 1;
     return p;
+}
+
+/* Geometry of a ring of at least `want` slots that each hold `need` bytes:
+ * slots of a power of two >= 2 KiB, packed into AFP_RING_BLOCK blocks. */
+static void ring_geometry(struct tpacket_req *r, unsigned need, unsigned want)
+{
+    unsigned fsz = round_pow2(need);
+    if (fsz < 2048)
+        fsz = 2048;
+    unsigned bsz = fsz < AFP_RING_BLOCK ? AFP_RING_BLOCK : fsz;
+    unsigned per_block = bsz / fsz;
+    unsigned bnr = (want + per_block - 1) / per_block;
+    if (bnr < 1)
+        bnr = 1;
+    memset(r, 0, sizeof(*r));
+    r->tp_block_size = bsz;
+    r->tp_block_nr = bnr;
+    r->tp_frame_size = fsz;
+    r->tp_frame_nr = per_block * bnr;
 }
 
 static void afp_queue_close(afp_queue *q)
@@ -144,9 +169,9 @@ static int afp_queue_open(afp_dev *d, afp_queue *q, const tern_dev_args *a,
                            strerror(e));
         return -1;
     }
-    int v = TPACKET_V3;
+    int v = TPACKET_V2;
     if (setsockopt(q->fd, SOL_PACKET, PACKET_VERSION, &v, sizeof(v)) < 0) {
-        tern_netif_err(err, errlen, "afpacket: %s: TPACKET_V3: %s", ifn,
+        tern_netif_err(err, errlen, "afpacket: %s: TPACKET_V2: %s", ifn,
                        strerror(errno));
         return -1;
     }
@@ -170,58 +195,32 @@ static int afp_queue_open(afp_dev *d, afp_queue *q, const tern_dev_args *a,
     unsigned ring = a->ring_size ? a->ring_size : AFP_DEFAULT_RING;
     unsigned max_frame = (unsigned)d->base.mtu + 14 + 4 /* VLAN */;
 
-    /* Receive ring: blocks of AFP_RX_BLOCK_SIZE (or more for jumbo frames),
-     * enough to hold `ring` frames of 2 KiB. */
-    unsigned bsz = AFP_RX_BLOCK_SIZE;
-    while (bsz < 4 * (max_frame + TPACKET3_HDRLEN + 64))
-        bsz <<= 1;
-    unsigned long long rx_bytes = (unsigned long long)ring * 2048u;
-    unsigned bnr = (unsigned)((rx_bytes + bsz - 1) / bsz);
-    if (bnr < 4)
-        bnr = 4;
-    struct tpacket_req3 rq;
-    memset(&rq, 0, sizeof(rq));
-    rq.tp_block_size = bsz;
-    rq.tp_block_nr = bnr;
-    rq.tp_frame_size = 2048;
-    rq.tp_frame_nr = (bsz / 2048) * bnr;
-    rq.tp_retire_blk_tov =
-        (unsigned)tern_netif_opt_ulong(a->extra, "blk_tov", 1);
+    /* Receive ring: `ring` slots. The kernel puts the frame at an aligned
+     * offset past the header and at least 16 bytes of room for the link
+     * header, so a slot needs that much more than the largest frame. */
+    struct tpacket_req rq;
+    ring_geometry(&rq, TPACKET_ALIGN(TPACKET2_HDRLEN + 16) + max_frame, ring);
     if (setsockopt(q->fd, SOL_PACKET, PACKET_RX_RING, &rq, sizeof(rq)) < 0) {
-        tern_netif_err(err, errlen, "afpacket: %s: PACKET_RX_RING (%u x %u): %s",
-                       ifn, bnr, bsz, strerror(errno));
+        tern_netif_err(err, errlen,
+                       "afpacket: %s: PACKET_RX_RING (%u slots of %u): %s", ifn,
+                       rq.tp_frame_nr, rq.tp_frame_size, strerror(errno));
         return -1;
     }
-    q->rx_block_size = bsz;
-    q->rx_block_nr = bnr;
-
-    /* Transmit ring: fixed slots big enough for one MTU frame. */
-    q->tx_data_off = TPACKET3_HDRLEN - sizeof(struct sockaddr_ll);
-    unsigned fsz = round_pow2(q->tx_data_off + max_frame);
-    if (fsz < 2048)
-        fsz = 2048;
-    unsigned tbsz = fsz < 65536 ? 65536 : fsz;
-    unsigned per_block = tbsz / fsz;
-    unsigned tx_frames = ring;
-    unsigned tbnr = (tx_frames + per_block - 1) / per_block;
-    if (tbnr < 1)
-        tbnr = 1;
-    struct tpacket_req3 tq;
-    memset(&tq, 0, sizeof(tq));
-    tq.tp_block_size = tbsz;
-    tq.tp_block_nr = tbnr;
-    tq.tp_frame_size = fsz;
-    tq.tp_frame_nr = per_block * tbnr;
+    /* Transmit ring: `ring` slots; the kernel reads the frame right after
+     * the tpacket2_hdr (it has no sockaddr_ll on transmit). */
+    q->tx_data_off = TPACKET2_HDRLEN - sizeof(struct sockaddr_ll);
+    struct tpacket_req tq;
+    ring_geometry(&tq, q->tx_data_off + max_frame, ring);
     if (setsockopt(q->fd, SOL_PACKET, PACKET_TX_RING, &tq, sizeof(tq)) < 0) {
         tern_netif_err(err, errlen,
-                       "afpacket: %s: PACKET_TX_RING (TPACKET_V3 tx needs "
-                       "kernel >= 4.11): %s", ifn, strerror(errno));
+                       "afpacket: %s: PACKET_TX_RING (%u slots of %u): %s", ifn,
+                       tq.tp_frame_nr, tq.tp_frame_size, strerror(errno));
         return -1;
     }
-    q->tx_frame_size = fsz;
-    q->tx_frame_nr = tq.tp_frame_nr;
 
-    size_t rx_len = (size_t)bsz * bnr, tx_len = (size_t)tbsz * tbnr;
+    /* One mapping: the receive ring, then the transmit ring. */
+    size_t rx_len = (size_t)rq.tp_block_size * rq.tp_block_nr;
+    size_t tx_len = (size_t)tq.tp_block_size * tq.tp_block_nr;
     q->map_len = rx_len + tx_len;
     q->map = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE,
                   MAP_SHARED | MAP_LOCKED | MAP_POPULATE, q->fd, 0);
@@ -237,8 +236,11 @@ static int afp_queue_open(afp_dev *d, afp_queue *q, const tern_dev_args *a,
                        q->map_len, strerror(errno));
         return -1;
     }
-    q->rx_ring = q->map;
-    q->tx_ring = q->map + rx_len;
+    q->rx = (afp_ring){.base = q->map, .frame_size = rq.tp_frame_size,
+                       .frame_nr = rq.tp_frame_nr};
+    q->tx = (afp_ring){.base = q->map + rx_len,
+                       .frame_size = tq.tp_frame_size,
+                       .frame_nr = tq.tp_frame_nr};
 
     struct sockaddr_ll sll;
     memset(&sll, 0, sizeof(sll));
@@ -331,10 +333,26 @@ static tern_dev *afp_open(const tern_dev_args *a, char *err, size_t errlen)
     return &d->base;
 }
 
-static inline struct tpacket_block_desc *rx_block(afp_queue *q, unsigned i)
+static inline struct tpacket2_hdr *ring_slot(const afp_ring *r, unsigned i)
 {
-    return (struct tpacket_block_desc *)(q->rx_ring +
-                                         (size_t)i * q->rx_block_size);
+    return (struct tpacket2_hdr *)(r->base + (size_t)i * r->frame_size);
+}
+
+static inline void ring_advance(afp_ring *r)
+{
+    if (++r->head == r->frame_nr)
+        r->head = 0;
+}
+
+/* The kernel flags a slot TP_STATUS_LOSING when it dropped frames for want
+ * of a free slot since the last PACKET_STATISTICS read; reading them resets
+ * the kernel's count. */
+static void afp_count_ring_drops(afp_dev *d, afp_queue *q)
+{
+    struct tpacket_stats st;
+    socklen_t len = sizeof(st);
+    if (getsockopt(q->fd, SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+        d->base.rx_drops += st.tp_drops;
 }
 
 static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
@@ -345,48 +363,34 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
     tern_pool *pool = d->base.pools[qi];
     unsigned n = 0;
     while (n < max) {
-        struct tpacket_block_desc *bd = rx_block(q, q->rx_block);
-        if (!q->rx_left) {
-            uint32_t st = __atomic_load_n(&bd->hdr.bh1.block_status,
-                                          __ATOMIC_ACQUIRE);
-            if (!(st & TP_STATUS_USER))
-                break;
-            q->rx_left = bd->hdr.bh1.num_pkts;
-            q->rx_pkt = (struct tpacket3_hdr *)((uint8_t *)bd +
-                                                bd->hdr.bh1.offset_to_first_pkt);
-            if (!q->rx_left)
-                goto block_done;
-        }
+        struct tpacket2_hdr *h = ring_slot(&q->rx, q->rx.head);
+        uint32_t st = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
+        if (!(st & TP_STATUS_USER))
+            break;
         tern_buf *b = tern_pool_alloc(pool);
         if (!b) /* pool dry: leave the rest in the ring for the next call */
             break;
-        struct tpacket3_hdr *h = q->rx_pkt;
+        if (st & TP_STATUS_LOSING)
+            afp_count_ring_drops(d, q);
         uint32_t caplen = h->tp_snaplen;
         size_t room = b->size - (size_t)(b->data - b->head);
-        if (caplen != h->tp_len || caplen > room) {
+        if (caplen != h->tp_len || caplen > room ||
+            h->tp_mac + caplen > q->rx.frame_size) {
             /* Truncated by the ring or larger than a buffer: drop. */
             d->base.rx_drops++;
             tern_pool_release(pool, b);
         } else {
             memcpy(b->data, (uint8_t *)h + h->tp_mac, caplen);
             b->len = caplen;
-            if ((h->tp_status & TP_STATUS_CSUMNOTREADY) &&
+            if ((st & TP_STATUS_CSUMNOTREADY) &&
                 tern_netif_complete_csum(b->data, b->len))
                 d->csum_completed++;
             frames[n++] = b;
             d->base.rx_frames++;
         }
-        q->rx_left--;
-        if (q->rx_left) {
-            q->rx_pkt = (struct tpacket3_hdr *)((uint8_t *)h +
-                                                h->tp_next_offset);
-            continue;
-        }
-    block_done:
-        /* Whole block read (its frames were copied): back to the kernel. */
-        __atomic_store_n(&bd->hdr.bh1.block_status, TP_STATUS_KERNEL,
-                         __ATOMIC_RELEASE);
-        q->rx_block = (q->rx_block + 1) % q->rx_block_nr;
+        /* Copied out: the slot goes back to the kernel at once. */
+        __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL, __ATOMIC_RELEASE);
+        ring_advance(&q->rx);
     }
     return n;
 }
@@ -397,11 +401,10 @@ static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
     afp_dev *d = (afp_dev *)dev;
     afp_queue *q = &d->q[qi];
     unsigned queued = 0;
-    size_t cap = q->tx_frame_size - q->tx_data_off;
+    size_t cap = q->tx.frame_size - q->tx_data_off;
     for (unsigned i = 0; i < n; i++) {
         tern_buf *f = frames[i];
-        uint8_t *slot = q->tx_ring + (size_t)q->tx_head * q->tx_frame_size;
-        struct tpacket3_hdr *h = (struct tpacket3_hdr *)slot;
+        struct tpacket2_hdr *h = ring_slot(&q->tx, q->tx.head);
         uint32_t st = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
         if (st == TP_STATUS_WRONG_FORMAT) {
             /* The kernel refused this slot's last frame: count and reuse. */
@@ -414,7 +417,8 @@ static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
             tern_netif_release(&d->base, qi, f);
             continue;
         }
-        size_t len = tern_netif_linearize(f, slot + q->tx_data_off, cap);
+        size_t len =
+            tern_netif_linearize(f, (uint8_t *)h + q->tx_data_off, cap);
         tern_netif_release(&d->base, qi, f);
         if (len > cap || len < 14) {
             d->base.tx_drops++;
@@ -422,10 +426,9 @@ static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
         }
         h->tp_len = (uint32_t)len;
         h->tp_snaplen = (uint32_t)len;
-        h->tp_next_offset = 0;
         __atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST,
                          __ATOMIC_RELEASE);
-        q->tx_head = (q->tx_head + 1) % q->tx_frame_nr;
+        ring_advance(&q->tx);
         queued++;
     }
     if (!queued)
@@ -438,6 +441,9 @@ static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
     d->base.tx_frames += queued;
 }
 
+/* poll() on a packet socket with a V2 receive ring reports POLLIN while
+ * the slot the kernel filled last is still the user's, and the kernel wakes
+ * pollers for every frame it writes: block mode sleeps until one frame. */
 static int afp_wait_fd(tern_dev *dev, unsigned qi)
 {
     afp_dev *d = (afp_dev *)dev;

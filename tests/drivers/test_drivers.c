@@ -12,6 +12,9 @@
  *   tx_arp_reply   our hand-built ARP reply lands in the kernel's neighbours
  *   icmp_echo      our echo request to the kernel side is answered
  *   partial_csum   afpacket completes a checksum the kernel left partial
+ *   rx_per_frame   afpacket hands each frame over as soon as the kernel has
+ *                  written it (no block held back for a retire timer), poll
+ *                  says so, and a sleeping poll() wakes for one frame
  *   two_queues     two queues (fanout / multi-queue tap / two XSKs) work;
  *                  needs hosts made with --queues 2 (skipped otherwise)
  *
@@ -23,6 +26,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/socket.h>
 
 #include <cmocka.h>
 
@@ -284,13 +294,19 @@ static void icmp_echo(void **state)
     assert_true(got);
 }
 
+/* The afpacket-only tests need the kernel at the other end of a veth. */
+static bool afpacket_on_veth(void)
+{
+    return !strcmp(drv_name, "afpacket") && !strcmp(hosts.mode, "veth");
+}
+
 /* afpacket: with tx checksum offload on at the kernel side, a UDP datagram
  * the kernel sends leaves with a partial checksum; the driver completes it. */
 static void partial_csum(void **state)
 {
     fixture *fx = *state;
     tern_dev *d = fx->d;
-    if (strcmp(drv_name, "afpacket") != 0 || strcmp(hosts.mode, "veth")) {
+    if (!afpacket_on_veth()) {
         skip();
         return;
     }
@@ -339,6 +355,179 @@ static void partial_csum(void **state)
     dt_sh("ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1", hosts.ns_k,
           hosts.if_k);
     assert_true(got);
+}
+
+/* ---- afpacket: per-frame hand-over ---- */
+
+#define RX_TEST_TYPE 0x88b5 /* IEEE 802 local experimental EtherType */
+static const char rx_mark[] = "tern-rx-per-frame";
+
+/* A packet socket on IF_K in the kernel side's namespace, for sending only
+ * (protocol 0). It is made there through setns(); a socket keeps the
+ * namespace it was made in, so we step straight back. */
+static int peer_socket(void)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "/run/netns/%s", hosts.ns_k);
+    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int peer = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = -1;
+    if (self >= 0 && peer >= 0 && setns(peer, CLONE_NEWNET) == 0) {
+        fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+        struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+                                  .sll_ifindex =
+                                      (int)if_nametoindex(hosts.if_k)};
+        if (fd >= 0 && (sll.sll_ifindex == 0 ||
+                        bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)) {
+            close(fd);
+            fd = -1;
+        }
+        if (setns(self, CLONE_NEWNET) != 0) {
+            fprintf(stderr, "setns back to our namespace: %s\n",
+                    strerror(errno));
+            abort();
+        }
+    }
+    if (self >= 0)
+        close(self);
+    if (peer >= 0)
+        close(peer);
+    return fd;
+}
+
+/* A plain packet socket on IF_T for RX_TEST_TYPE only. The kernel delivers
+ * a received frame to every ETH_P_ALL socket (the driver's) before the
+ * sockets of its protocol, so once this one holds a frame, the driver's
+ * ring has been offered it too. */
+static int ref_socket(void)
+{
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, htons(RX_TEST_TYPE));
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+                              .sll_protocol = htons(RX_TEST_TYPE),
+                              .sll_ifindex = (int)if_nametoindex(hosts.if_t)};
+    if (fd >= 0 && (sll.sll_ifindex == 0 ||
+                    bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static bool send_marked(int peer, const tern_dev *d, uint32_t seq)
+{
+    uint8_t f[64] = {0};
+    uint8_t *p = dt_eth(f, d->mac, hosts.mac_k, RX_TEST_TYPE);
+    memcpy(p, rx_mark, sizeof(rx_mark));
+    put32(p + sizeof(rx_mark), seq);
+    return send(peer, f, 60, 0) == 60;
+}
+
+static bool is_marked(const uint8_t *f, size_t len, uint32_t seq)
+{
+    return len >= 14 + sizeof(rx_mark) + 4 && get16(f + 12) == RX_TEST_TYPE &&
+           memcmp(f + 14, rx_mark, sizeof(rx_mark)) == 0 &&
+           get32(f + 14 + sizeof(rx_mark)) == seq;
+}
+
+/* Wait (bounded) until the reference socket has received frame seq. */
+static bool ref_got(int ref, uint32_t seq, int timeout_ms)
+{
+    uint64_t end = dt_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    uint8_t buf[2048];
+    for (;;) {
+        ssize_t r;
+        while ((r = recv(ref, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+            if (is_marked(buf, (size_t)r, seq))
+                return true;
+        uint64_t now = dt_now_ns();
+        if (now >= end)
+            return false;
+        struct pollfd p = {.fd = ref, .events = POLLIN};
+        poll(&p, 1, (int)((end - now) / 1000000ull) + 1);
+    }
+}
+
+/* One rx_burst on queue 0: how many frames, and whether seq was one. */
+static unsigned burst_has(tern_dev *d, uint32_t seq, bool *got)
+{
+    tern_buf *frames[32];
+    unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+    for (unsigned i = 0; i < n; i++) {
+        if (is_marked(frames[i]->data, frames[i]->len, seq))
+            *got = true;
+        tern_pool_release(d->pools[0], frames[i]);
+    }
+    return n;
+}
+
+/* The latency bug this guards against, without a clock: TPACKET_V3 kept a
+ * lone frame in an open block until the block's retire timer (>= 1 ms)
+ * fired, so the frame was in the kernel's hands (and a socket served after
+ * the driver's already had it) while the ring showed nothing. */
+static void rx_per_frame(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    if (!afpacket_on_veth()) {
+        skip();
+        return;
+    }
+    int peer = peer_socket(), ref = ref_socket();
+    assert_true(peer >= 0);
+    assert_true(ref >= 0);
+    int fd = d->drv->wait_fd(d, 0);
+    assert_true(fd >= 0);
+    bool unused = false;
+    while (burst_has(d, 0, &unused))
+        ; /* whatever arrived before */
+
+    for (uint32_t seq = 1; seq <= 20; seq++) {
+        assert_true(send_marked(peer, d, seq));
+        assert_true(ref_got(ref, seq, 2000));
+        /* The ring has it now: poll says so and the first burst returns
+         * it. */
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, 0);
+        bool got = false;
+        unsigned n = burst_has(d, seq, &got);
+        if (r != 1 || !(p.revents & POLLIN) || !got)
+            fail_msg("frame %u: delivered to a later socket, but the ring "
+                     "was %sreadable and the first rx_burst returned %u "
+                     "frames %s it", seq, r == 1 ? "" : "not ", n,
+                     got ? "with" : "without");
+        /* Readable means rx_burst returns something (block mode would
+         * spin otherwise). */
+        p.revents = 0;
+        if (poll(&p, 1, 0) == 1)
+            assert_true(burst_has(d, seq, &unused) > 0);
+    }
+
+    /* Block mode: a poll() asleep on the fd wakes for one frame, and the
+     * first burst after it has the frame. */
+    const uint32_t late = 1000;
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        usleep(100 * 1000);
+        _exit(send_marked(peer, d, late) ? 0 : 1);
+    }
+    bool got = false;
+    unsigned wakes = 0;
+    uint64_t end = dt_now_ns() + 5000ull * 1000000ull;
+    while (!got && dt_now_ns() < end) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int left = (int)((end - dt_now_ns()) / 1000000ull) + 1;
+        if (poll(&p, 1, left) != 1)
+            continue;
+        wakes++;
+        assert_true(burst_has(d, late, &got) > 0);
+    }
+    assert_int_equal(dt_reap(child, true), 0);
+    close(peer);
+    close(ref);
+    if (!got)
+        fail_msg("a sleeping poll() never returned the frame (%u wake-ups)",
+                 wakes);
 }
 
 static void two_queues(void **state)
@@ -391,6 +580,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(tx_arp_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(icmp_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(partial_csum, setup, teardown),
+        cmocka_unit_test_setup_teardown(rx_per_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(two_queues, setup, teardown),
     };
     /* TERN_TEST_FILTER: run only the tests whose name matches (cmocka

@@ -57,8 +57,8 @@ def tern_args(hosts, argv):
         "--driver", DRIVER, "--iface", hosts.if_t, "--cores", str(TERN_CPU),
         "--json"]
     if DRIVER == "afpacket" and CPUS > 1:
-        # TPACKET_V3 hands a lone frame over only when its block times out
-        # (1 ms): spin instead, so request/response does not wait for it.
+        # Busy polling here, block mode on afxdp and tap: the suite runs
+        # both runtime loops (docs/interop.md).
         a += ["--poll", "busy"]
     return a
 
