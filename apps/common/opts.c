@@ -117,7 +117,7 @@ static bool g_seen_timeout;
 
 static const opt_def *common_table(common_opts *co)
 {
-    static opt_def t[32];
+    static opt_def t[36];
     static int poll_idx;
     opt_def tab[] = {
         OPT("driver", OT_CUSTOM, &co->driver, "NAME",
@@ -168,8 +168,16 @@ static const opt_def *common_table(common_opts *co)
         OPT("time-wait", OT_UINT, &co->time_wait_ms, "MS",
          "tern: TIME_WAIT duration (default 60000)", .min = 1,
          .max = 3600000, .seen = &co->seen_time_wait),
+        OPT("steer", OT_FLAG, &co->steer, NULL,
+         "tern: spread a device's flows over --cores by their Toeplitz hash "
+         "in software (for devices without RSS: one queue, tap, afpacket)",
+         .seen = &co->seen_steer),
+        OPT("steer-queues", OT_UINT, &co->steer_queues, "N",
+         "tern --steer: device queues to open and read (default 1)",
+         .min = 1, .max = OPTS_MAX_CORES, .seen = &co->seen_steer_queues),
         OPT_END,
     };
+    _Static_assert(sizeof tab <= sizeof t, "common_table: t is too small");
     memcpy(t, tab, sizeof tab);
     poll_idx = co->poll == POLL_BUSY ? 0 : 1;
     return t;
@@ -293,7 +301,8 @@ static void check_family(common_opts *co)
             {co->seen_driver, "--driver"}, {co->seen_iface, "--iface"},
             {co->seen_ip, "--ip"}, {co->seen_gw, "--gw"},
             {co->seen_mac, "--mac"}, {co->seen_pcap, "--pcap"},
-            {co->seen_time_wait, "--time-wait"},
+            {co->seen_time_wait, "--time-wait"}, {co->seen_steer, "--steer"},
+            {co->seen_steer_queues, "--steer-queues"},
         };
         for (size_t i = 0; i < sizeof ig / sizeof ig[0]; i++) {
             if (ig[i].seen) {
@@ -311,6 +320,11 @@ static void check_family(common_opts *co)
         if (co->seen_busy_poll)
             fprintf(stderr, "%s: note: --busy-poll is for kern programs, "
                             "ignored (use --poll busy)\n", co->prog);
+        if (co->steer && !strcmp(co->driver, "mem"))
+            opts_fail(co, "--steer needs a real driver (mem gives every core "
+                          "its own link)");
+        if (co->seen_steer_queues && !co->steer)
+            opts_fail(co, "--steer-queues needs --steer");
         if (strcmp(co->driver, "mem") && !co->iface)
             opts_fail(co, "--driver %s needs --iface NAME", co->driver);
     }

@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "report.h"
 #include "rt.h"
+#include "steer.h"
 
 static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
                                        int role)
@@ -42,6 +43,8 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
     p->faults.delay_ns = co->delay_us * 1000;
     p->seed = co->seed;
     p->time_wait_ms = (uint32_t)co->time_wait_ms;
+    p->steer = co->steer;
+    p->steer_queues = (unsigned)co->steer_queues;
     if (co->offload) {
         /* The emulated NIC of --offload csum,tso,lro (see mem.h). */
         if (strstr(co->offload, "csum"))
@@ -91,13 +94,59 @@ static inline void rt_report_link(report *rp, rt *r)
     rep_obj_end(rp);
 }
 
+/* With several cores: which core did what ("cores": {"0": {...}}), so a
+ * test can prove each connection was handled by one core, and steering's
+ * hand-overs. */
+static inline void rt_report_cores(report *rp, rt *r)
+{
+    if (rt_ncores(r) < 2)
+        return;
+    rep_obj_begin(rp, "per_core");
+    for (unsigned i = 0; i < rt_ncores(r); i++) {
+        char name[16];
+        tern_counters k;
+        rt_core_counters(r, i, &k);
+        rt_core *c = rt_core_at(r, i);
+        snprintf(name, sizeof name, "%u", i);
+        rep_obj_begin(rp, name);
+        rep_u64(rp, "rx_frames", c->rx_frames);
+        rep_u64(rp, "active_opens", k.tcp_active_opens);
+        rep_u64(rp, "passive_opens", k.tcp_passive_opens);
+        rep_u64(rp, "established", k.tcp_conns_established);
+        rep_u64(rp, "attempt_fails", k.tcp_attempt_fails);
+        rep_u64(rp, "rst_out", k.tcp_rst_out);
+        rep_u64(rp, "rst_in", k.tcp_rst_in);
+        rep_u64(rp, "drop_no_conn", k.tcp_drop_no_conn);
+        rep_u64(rp, "retransmits", k.tcp_retransmits);
+        rep_u64(rp, "bytes_in", k.tcp_bytes_in);
+        const steer_stats *s = rt_steer_stats(r, i);
+        if (s) {
+            rep_u64(rp, "steer_kept", s->kept);
+            rep_u64(rp, "steer_out", s->sent);
+            rep_u64(rp, "steer_in", s->received);
+            rep_u64(rp, "steer_broadcast", s->broadcast);
+            rep_u64(rp, "steer_ring_drops", s->ring_drops);
+            rep_u64(rp, "steer_copy_drops", s->copy_drops);
+            rep_u64(rp, "steer_returned", s->returned);
+            rep_u64(rp, "steer_tx_forwarded", c->tx_forwarded);
+            rep_u64(rp, "steer_tx_drops", c->tx_ring_drops);
+            if (c->buffers_held != UINT64_MAX)
+                rep_u64(rp, "buffers_held", c->buffers_held);
+        }
+        rep_obj_end(rp);
+    }
+    rep_obj_end(rp);
+}
+
 /* The end every tern app's report shares: retransmits, connections still
- * held at exit (TIME_WAIT included), the link figures, all counters. */
+ * held at exit (TIME_WAIT included), the link figures, per-core figures
+ * (several cores), all counters. */
 static inline void rt_report_end(report *rp, rt *r, const tern_counters *all)
 {
     rep_u64(rp, "retransmits", all->tcp_retransmits);
     rep_u64(rp, "tcp_conns", rt_conn_count(r, -1));
     rt_report_link(rp, r);
+    rt_report_cores(rp, r);
     report_counters(rp, "counters", all);
     rep_end(rp);
 }

@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "rt_int.h"
 
@@ -48,6 +49,16 @@ static int open_device(rt *r, char *err, size_t errlen)
     memset(&a, 0, sizeof a);
     a.iface = r->p.iface;
     a.queues = r->p.ncores;
+    if (r->p.steer) {
+        /* Steering: the queues asked for (1 by default), read by the
+         * first cores; every core still runs a stack. */
+        a.queues = r->p.steer_queues ? r->p.steer_queues : 1;
+        if (a.queues > r->p.ncores) {
+            snprintf(err, errlen, "--steer-queues %u is more than the %u "
+                     "cores", a.queues, r->p.ncores);
+            return -1;
+        }
+    }
     a.pool_size = r->p.pool_size;
     a.extra = r->p.extra;
     char e[200] = "";
@@ -57,11 +68,13 @@ static int open_device(rt *r, char *err, size_t errlen)
                  r->p.iface ? r->p.iface : "?", e);
         return -1;
     }
-    if (r->dev->queues < r->p.ncores) {
-        snprintf(err, errlen, "%s on %s: %u queues for %u cores",
-                 r->p.driver, r->p.iface, r->dev->queues, r->p.ncores);
+    if (r->dev->queues < a.queues) {
+        snprintf(err, errlen, "%s on %s: %u queues for %u cores%s",
+                 r->p.driver, r->p.iface, r->dev->queues, r->p.ncores,
+                 r->p.steer ? "" : " (--steer spreads one queue's flows)");
         return -1;
     }
+    r->nq = a.queues;
     return 0;
 }
 
@@ -91,9 +104,11 @@ rt *rt_create(const rt_params *p, const rt_hooks *h, char *err, size_t errlen)
         r->core[i].rt = r;
         r->core[i].idx = i;
         r->core[i].cpu = p->cores[i];
+        r->core[i].wake_fd = -1;
     }
+    r->nq = p->ncores;
     if (rt_signal_setup(err, errlen) || open_pcaps(r, err, errlen) ||
-        open_device(r, err, errlen))
+        open_device(r, err, errlen) || rt_steer_create(r, err, errlen))
         goto fail;
     return r;
 fail:
@@ -113,6 +128,7 @@ static void *core_main(void *arg)
                  c->cpu);
         c->err = 1;
         rt_stop();
+        rt_steer_drained(r, 1);
         return NULL;
     }
     /* A connect from the start hook needs no clock yet: the stack moves
@@ -120,6 +136,7 @@ static void *core_main(void *arg)
     if (rt_core_init(c) || (r->h.start && r->h.start(c))) {
         c->err = 1;
         rt_stop();
+        rt_steer_drained(r, 1);  /* nobody waits for this core */
         return NULL;
     }
     rt_core_loop(c);
@@ -145,8 +162,11 @@ int rt_run(rt *r, char *err, size_t errlen)
             break;
         }
     }
+    if (started < r->p.ncores)
+        rt_steer_drained(r, r->p.ncores - started);
     for (unsigned i = 0; i < started; i++)
         pthread_join(r->threads[i], NULL);
+    rt_steer_settle(r);
     for (unsigned i = 0; i < r->p.ncores; i++) {
         if (r->core[i].err) {
             snprintf(err, errlen, "%s", r->core[i].errmsg[0]
@@ -165,6 +185,12 @@ void rt_destroy(rt *r)
     if (r->core)
         for (unsigned i = 0; i < r->p.ncores; i++)
             rt_core_fini(&r->core[i]);
+    /* before the device: rings and pools hold the device's buffers */
+    rt_steer_destroy(r);
+    if (r->core)
+        for (unsigned i = 0; i < r->p.ncores; i++)
+            if (r->core[i].wake_fd >= 0)
+                close(r->core[i].wake_fd);
     if (r->dev)
         r->drv->close(r->dev);
     for (unsigned i = 0; i < RT_MAX_CORES; i++)
@@ -174,20 +200,30 @@ void rt_destroy(rt *r)
     free(r);
 }
 
+/* Add the final counters of core c's endpoints with `role` (-1 = all). */
+static void add_core_counters(const rt_core *c, int role, tern_counters *out)
+{
+    uint64_t *o = (uint64_t *)out;
+    for (unsigned e = 0; e < c->nep; e++) {
+        if (role >= 0 && c->ep[e].role != role)
+            continue;
+        const uint64_t *s = (const uint64_t *)&c->ep[e].final;
+        for (size_t k = 0; k < sizeof *out / sizeof *o; k++)
+            o[k] += s[k];
+    }
+}
+
 void rt_counters(const rt *r, int role, tern_counters *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t *o = (uint64_t *)out;
-    for (unsigned i = 0; i < r->p.ncores; i++) {
-        const rt_core *c = &r->core[i];
-        for (unsigned e = 0; e < c->nep; e++) {
-            if (role >= 0 && c->ep[e].role != role)
-                continue;
-            const uint64_t *s = (const uint64_t *)&c->ep[e].final;
-            for (size_t k = 0; k < sizeof *out / sizeof *o; k++)
-                o[k] += s[k];
-        }
-    }
+    for (unsigned i = 0; i < r->p.ncores; i++)
+        add_core_counters(&r->core[i], role, out);
+}
+
+void rt_core_counters(const rt *r, unsigned i, tern_counters *out)
+{
+    memset(out, 0, sizeof *out);
+    add_core_counters(&r->core[i], -1, out);
 }
 
 uint64_t rt_conn_count(const rt *r, int role)

@@ -12,11 +12,20 @@
  * so a benchmark needs no NIC and no root. With a real driver each core
  * runs one endpoint on queue <core index> of the device.
  *
+ * Software steering (rt_params.steer, src/rt/steer.h, docs/drivers.md):
+ * for a device without RSS, the runtime opens steer_queues queues (1 by
+ * default) for ncores cores; every frame a core reads is classified by the
+ * Toeplitz hash of its 4-tuple and handed to the owning core through an
+ * SPSC ring, and the stacks pick their local ports with the same key and
+ * table, so a connection stays on one core both ways. Cores without a
+ * queue of their own hand their transmit bursts to core (idx % queues).
+ *
  * An application plugs in through rt_hooks; every endpoint's tern_stack has
  * its rt_ep as user pointer (tern_get_user), and rt_ep.app is the app's. */
 #ifndef TERN_RT_H
 #define TERN_RT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,7 +76,16 @@ struct rt_core {
     volatile bool stop;    /* this core only */
     /* loop statistics */
     uint64_t iterations, rx_frames, sleeps;
+    /* software steering (rt_params.steer): transmit frames handed to the
+     * queue owner, and those a full ring dropped */
+    uint64_t tx_forwarded, tx_ring_drops;
+    /* ...and, once every core stopped and the rings were emptied, the
+     * buffers of this core's pool still out (held by a stack);
+     * UINT64_MAX where that cannot be known (a dpdk queue's pool) */
+    uint64_t buffers_held;
     /* private */
+    int wake_fd;           /* steering: eventfd other cores wake us with */
+    atomic_int sleeping;   /* steering: in ppoll, wake_fd must be written */
     tern_memlink *ml;
     int err;
     char errmsg[160];
@@ -112,6 +130,11 @@ typedef struct rt_params {
     uint32_t max_conns;    /* stack's tern_config.max_conns hint, 0 = default */
     uint32_t time_wait_ms; /* stack's tern_config.time_wait_ms, 0 = default */
     void *app;             /* rt_app(rt) */
+    /* Software steering (real drivers): spread received frames over the
+     * cores by their flow's Toeplitz hash, as RPS does. steer_queues:
+     * device queues to open and read (1..ncores, 0 = 1). */
+    bool steer;
+    unsigned steer_queues;
 } rt_params;
 
 /* Open the device (or make the mem links) and prepare the cores; no thread
@@ -143,6 +166,12 @@ void rt_counters(const rt *r, int role, tern_counters *out);
 uint64_t rt_conn_count(const rt *r, int role);
 /* Driver/link counters summed: frames and drops, for reports. */
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops);
+
+/* Steering counters of core i (steer.h), NULL without rt_params.steer. */
+struct steer_stats;
+const struct steer_stats *rt_steer_stats(const rt *r, unsigned i);
+/* Core i's endpoint counters summed, as copied when it stopped. */
+void rt_core_counters(const rt *r, unsigned i, tern_counters *out);
 
 /* Monotonic nanoseconds. */
 uint64_t rt_now_ns(void);

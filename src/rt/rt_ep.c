@@ -7,6 +7,9 @@
 #include <sys/random.h>
 
 #include "rt_int.h"
+#ifdef TERN_HAVE_DPDK
+#include "dpdk.h"
+#endif
 
 /* Transmit through a real driver's queue. */
 static void ep_tx(void *ctx, tern_buf **frames, unsigned n)
@@ -138,6 +141,25 @@ static int mem_endpoints(rt_core *c)
     return 0;
 }
 
+/* A DPDK port that spreads flows by RSS: give the stack the port's key
+ * and table, so active opens pick ports that come back to this queue. */
+static void dpdk_rss(rt_ep *ep, tern_config *cfg)
+{
+#ifdef TERN_HAVE_DPDK
+    rt *r = ep->core->rt;
+    uint16_t n = 0;
+    if (r->drv != &tern_driver_dpdk || r->nq < 2 ||
+        tern_dpdk_rss(r->dev, cfg->rss_key, cfg->rss_reta, &n) != 0 || !n)
+        return;
+    cfg->rss_reta_size = n;
+    cfg->rss_queues = (uint16_t)r->nq;
+    cfg->rss_queue = (uint16_t)ep->q;
+#else
+    (void)ep;
+    (void)cfg;
+#endif
+}
+
 static int dev_endpoint(rt_core *c)
 {
     rt *r = c->rt;
@@ -147,8 +169,8 @@ static int dev_endpoint(rt_core *c)
     ep->role = r->p.role;
     ep->ip = r->p.ip;
     ep->dev = r->dev;
-    ep->q = c->idx;
-    ep->pool = r->dev->pools[c->idx];
+    ep->q = c->idx;   /* with steering, only cores < r->nq have a queue */
+    ep->pool = c->idx < r->nq ? r->dev->pools[c->idx] : r->xpool[c->idx];
     tern_config cfg;
     tern_config_defaults(&cfg);
     memcpy(cfg.mac, r->p.mac_set ? r->p.mac : r->dev->mac, 6);
@@ -158,9 +180,14 @@ static int dev_endpoint(rt_core *c)
     if (r->dev->mtu)
         cfg.mtu = r->dev->mtu;
     cfg.caps = r->dev->caps;
-    cfg.buf_ops = tern_dev_buf_ops(r->dev, c->idx);
+    if (c->idx < r->nq)    /* steering: rt_steer_configure sets them */
+        cfg.buf_ops = tern_dev_buf_ops(r->dev, c->idx);
     cfg.tx = r->pcap[c->idx] ? ep_tx_capture : ep_tx;
     cfg.tx_ctx = ep;
+    if (r->steer)
+        rt_steer_configure(ep, &cfg);
+    else
+        dpdk_rss(ep, &cfg);
     return ep_stack_init(ep, &cfg);
 }
 

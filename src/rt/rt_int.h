@@ -8,6 +8,7 @@
 
 #include "pcap.h"
 #include "rt.h"
+#include "steer.h"
 
 struct rt {
     rt_params p;
@@ -20,6 +21,25 @@ struct rt {
     const tern_driver *drv;       /* real drivers */
     tern_dev *dev;
     tern_pcap *pcap[RT_MAX_CORES];/* one writer per core (not thread-safe) */
+    /* software steering (rt_steer.c) */
+    unsigned nq;                  /* device queues opened (= ncores without
+                                     steering) */
+    steer *steer;
+    int tx_kind;                  /* enum rt_tx_kind of the driver */
+    tern_pool *xpool[RT_MAX_CORES];  /* pools of cores without a queue */
+    steer_ring *txr[RT_MAX_CORES];   /* core i (no queue) -> core i % nq */
+    atomic_uint drained;          /* cores done draining (they wait for all) */
+};
+
+/* How a driver's tx_burst treats a buffer of another pool. */
+enum rt_tx_kind {
+    RT_TX_SYNC,   /* tap, afpacket: done with every frame on return, and
+                     releases to its own queue's pool: lend them an extra
+                     reference and drop it ourselves afterwards */
+    RT_TX_PASS,   /* dpdk: takes a buffer of any of its queues' pools (the
+                     others, from pools of cores without a queue, are
+                     copied) */
+    RT_TX_COPY,   /* others (afxdp): give it only buffers of its own pool */
 };
 
 /* rt_ep.c: build the endpoints of a core on its own thread (first touch),
@@ -30,6 +50,26 @@ void rt_core_fini(rt_core *c);
 unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max, uint64_t now);
 /* Wait fd of an endpoint, -1 if it cannot sleep. */
 int rt_ep_wait_fd(rt_ep *ep);
+
+/* rt_steer.c: software steering (rt_params.steer). */
+int rt_steer_create(rt *r, char *err, size_t errlen);
+void rt_steer_destroy(rt *r);
+/* After the threads: every frame in a ring back to its pool, and each
+ * core's buffers_held taken. */
+void rt_steer_settle(rt *r);
+/* Stack setup of core c's endpoint: buffer ops, RSS key/table, tx. */
+void rt_steer_configure(rt_ep *ep, tern_config *cfg);
+/* One receive step of core c: returned buffers home, send what dependent
+ * cores handed us to transmit, read our queue (if any), steer; frames for
+ * our stack in out (room for RT_BURST * 2). */
+unsigned rt_steer_rx(rt_core *c, tern_buf **out, uint64_t now);
+/* Wake the cores we handed frames to (after the stack's transmit). */
+void rt_steer_kick(rt_core *c);
+/* Before sleeping: true if frames already wait (then do not sleep). */
+bool rt_steer_sleep_begin(rt_core *c);
+void rt_steer_sleep_end(rt_core *c);
+/* A core is done draining; wakes every core when it was the last. */
+void rt_steer_drained(rt *r, unsigned n);
 
 /* rt_loop.c */
 void rt_core_loop(rt_core *c);

@@ -11,14 +11,18 @@
 static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
 {
     rt *r = c->rt;
-    struct pollfd fds[RT_MAX_EPS + 1];
+    struct pollfd fds[RT_MAX_EPS + 2];
     unsigned n = 0;
     for (unsigned i = 0; i < c->nep; i++) {
+        if (r->steer && c->idx >= r->nq)
+            break;             /* steering: no queue, the rings wake us */
         int fd = rt_ep_wait_fd(&c->ep[i]);
         if (fd < 0)
             return;            /* this link cannot wake us: keep spinning */
         fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
     }
+    if (r->steer)
+        fds[n++] = (struct pollfd){.fd = c->wake_fd, .events = POLLIN};
     fds[n++] = (struct pollfd){.fd = rt_stop_fd(), .events = POLLIN};
     struct timespec ts, *tsp = &ts;
     if (r->p.poll_timeout_ms >= 0) {
@@ -39,19 +43,28 @@ static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
     }
     if (tsp && tsp->tv_sec == 0 && tsp->tv_nsec == 0)
         return;
+    if (r->steer && rt_steer_sleep_begin(c))
+        return;
     c->sleeps++;
     ppoll(fds, n, tsp, NULL);
+    if (r->steer)
+        rt_steer_sleep_end(c);
 }
 
 /* One iteration; returns frames received. */
 static unsigned core_step(rt_core *c, bool run_iter, uint64_t *next_out)
 {
     rt *r = c->rt;
-    tern_buf *frames[RT_BURST];
+    tern_buf *frames[2 * RT_BURST];
     uint64_t now = rt_now_ns();
     unsigned got = 0;
     c->now = now;
-    for (unsigned i = 0; i < c->nep; i++) {
+    if (r->steer) {
+        got = rt_steer_rx(c, frames, now);
+        if (got)
+            tern_input(c->ep[0].st, frames, got, now);
+    }
+    for (unsigned i = 0; i < c->nep && !r->steer; i++) {
         rt_ep *ep = &c->ep[i];
         unsigned n = rt_ep_rx(ep, frames, RT_BURST, now);
         if (n) {
@@ -74,6 +87,8 @@ static unsigned core_step(rt_core *c, bool run_iter, uint64_t *next_out)
                 next = d;
         }
     }
+    if (r->steer)
+        rt_steer_kick(c);
     c->iterations++;
     c->rx_frames += got;
     *next_out = next;
@@ -112,5 +127,14 @@ void rt_core_drain(rt_core *c)
             quiet_since = now;
         if (now - start > max_ns || now - quiet_since > quiet_ns)
             break;
+    }
+    /* Steering: the other cores may still need this one (it reads their
+     * frames or sends them): keep serving until every core is done. */
+    rt *r = c->rt;
+    rt_steer_drained(r, 1);
+    while (r->steer && atomic_load(&r->drained) < r->p.ncores) {
+        uint64_t next;
+        if (!core_step(c, false, &next))
+            core_sleep(c, next, c->now);
     }
 }

@@ -134,6 +134,9 @@ steer *steer_create(const steer_config *cfg, tern_pool *const *pools,
 /* Frees the rings; frames still in them go back to their pools. Call when
  * no core runs any more. */
 void steer_destroy(steer *s);
+/* Only the second part: every frame and buffer in a ring (or waiting for
+ * room in one) back to its pool; the rings stay usable. Same condition. */
+void steer_settle(steer *s);
 
 /* The Toeplitz hash steering uses for a frame, and whether it found a
  * flow (false: no IPv4; *hash undefined). */
@@ -151,6 +154,15 @@ unsigned steer_core_of(const steer *s, const tern_buf *frame);
 unsigned steer_rx(steer *s, unsigned me, tern_buf **in, unsigned n,
                   tern_buf **out, unsigned max);
 
+/* The parts of steer_rx a core may also need alone (its own thread):
+ * take back the buffers other cores returned (before a driver rx burst
+ * allocates from my pool); whether frames wait for me in a ring (so a
+ * core about to sleep does not); the set of cores (bit c) I handed frames
+ * to since the last call (to wake those that sleep). */
+void steer_reclaim(steer *s, unsigned me);
+bool steer_pending(steer *s, unsigned me);
+uint64_t steer_take_dirty(steer *s, unsigned me);
+
 /* Buffer ops for core me's stack (tern_config.buf_ops): allocate from my
  * pool; a freed buffer of another core's pool goes back to it. */
 tern_buf_ops steer_buf_ops(steer *s, unsigned me);
@@ -165,6 +177,8 @@ typedef struct steer_stats {
     uint64_t returned;    /* foreign buffers sent home */
     uint64_t return_stalls; /* return ring full: kept back, retried */
 } steer_stats;
+/* The key and table in use (for the stacks' tern_config). */
+const steer_config *steer_get_config(const steer *s);
 /* Core me's counters (read on its thread, or after the run). */
 const steer_stats *steer_get_stats(const steer *s, unsigned me);
 
