@@ -8,10 +8,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PATTERN_K 0x9E3779B97F4A7C15ull
+
+/* word(w) = mix((w + 1) * K): a multiply spreads w over all bits, the
+ * xor-shift mixes high bits back into the low bytes. */
+static inline uint64_t pattern_mix(uint64_t x)
+{
+    return x ^ (x >> 29);
+}
+
 static inline uint64_t pattern_word(uint64_t w)
 {
-    uint64_t x = (w + 1) * 0x9E3779B97F4A7C15ull;
-    return x ^ (x >> 29);
+    return pattern_mix((w + 1) * PATTERN_K);
 }
 
 /* Write len bytes of the stream starting at offset off. */

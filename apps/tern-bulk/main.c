@@ -43,8 +43,9 @@ static uint8_t *copy_src;       /* pattern scratch for the copying fallback */
 
 static void pump(tern_stack *st, cstream *s)
 {
+    /* Asked once: only our own sends below use the space up. */
+    size_t space = s->c ? tern_tcp_send_space(st, s->c) : 0;
     while (s->c && s->off < s->total) {
-        size_t space = tern_tcp_send_space(st, s->c);
         uint64_t left = s->total - s->off;
         size_t n = left < s->chunk ? (size_t)left : s->chunk;
         if (space < n)
@@ -65,6 +66,7 @@ static void pump(tern_stack *st, cstream *s)
             rc = tern_tcp_send_buf(st, s->c, b);
             if (rc == 0) {
                 s->off += n;
+                space -= n;
                 continue;
             }
             if (bo.verify == VERIFY_HASH)
@@ -83,6 +85,7 @@ static void pump(tern_stack *st, cstream *s)
         if (bo.verify == VERIFY_HASH)
             sha256_update(&s->hash, copy_src, (size_t)rc);
         s->off += (uint64_t)rc;
+        space -= (size_t)rc;
     }
     if (s->c && !s->fin && s->off >= s->total) {
         s->fin = true;

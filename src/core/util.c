@@ -98,26 +98,39 @@ static inline void chain_add(uint64_t *a, uint64_t *c, uint64_t w)
     *c += *a < w;
 }
 
+/* Eight words into two carry chains, so the adds can overlap. */
+static inline void sum_block64(uint64_t a[2], uint64_t c[2], const uint8_t *p)
+{
+    chain_add(&a[0], &c[0], ld64le(p));
+    chain_add(&a[1], &c[1], ld64le(p + 8));
+    chain_add(&a[0], &c[0], ld64le(p + 16));
+    chain_add(&a[1], &c[1], ld64le(p + 24));
+    chain_add(&a[0], &c[0], ld64le(p + 32));
+    chain_add(&a[1], &c[1], ld64le(p + 40));
+    chain_add(&a[0], &c[0], ld64le(p + 48));
+    chain_add(&a[1], &c[1], ld64le(p + 56));
+}
+
 uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
-    /* Two carry chains so the adds of a 64-byte block overlap. */
-    uint64_t a0 = 0, a1 = 0, c0 = 0, c1 = 0;
-    for (; len >= 64; p += 64, len -= 64) {
-        chain_add(&a0, &c0, ld64le(p));
-        chain_add(&a1, &c1, ld64le(p + 8));
-        chain_add(&a0, &c0, ld64le(p + 16));
-        chain_add(&a1, &c1, ld64le(p + 24));
-        chain_add(&a0, &c0, ld64le(p + 32));
-        chain_add(&a1, &c1, ld64le(p + 40));
-        chain_add(&a0, &c0, ld64le(p + 48));
-        chain_add(&a1, &c1, ld64le(p + 56));
+    uint64_t a[2] = {0, 0}, c[2] = {0, 0};
+    /* 128 bytes a turn: gcc sets up each turn's carry counts with a few
+     * extra instructions, so fewer turns cost less (~0.3 per byte). */
+    for (; len >= 128; p += 128, len -= 128) {
+        sum_block64(a, c, p);
+        sum_block64(a, c, p + 64);
+    }
+    if (len >= 64) {
+        sum_block64(a, c, p);
+        p += 64;
+        len -= 64;
     }
     for (; len >= 8; p += 8, len -= 8)
-        chain_add(&a0, &c0, ld64le(p));
-    a1 = add64(a1, tail_le(p, len));
+        chain_add(&a[0], &c[0], ld64le(p));
+    a[1] = add64(a[1], tail_le(p, len));
     /* the carry counts are far below 2^63: their sum cannot wrap */
-    return csum_finish(add64(add64(a0, a1), c0 + c1), sum);
+    return csum_finish(add64(add64(a[0], a[1]), c[0] + c[1]), sum);
 }
 
 /* Copy len bytes and return their partial sum (as tern_csum_partial):

@@ -60,6 +60,7 @@ struct tern_memlink {
     uint32_t caps[2];
     uint64_t now;
     bool verify;
+    bool partial_csum;
 };
 
 /* ---- PRNG: splitmix64 seeding, xorshift64* stream ---- */
@@ -160,6 +161,7 @@ tern_memlink *tern_memlink_create(const tern_memlink_config *cfg, char *err,
     }
     uint64_t seed = cfg->seed;
     l->verify = cfg->verify_csum;
+    l->partial_csum = cfg->partial_csum;
     for (int e = 0; e < 2; e++) {
         l->caps[e] = cfg->caps[e];
         l->ends[e] = (ml_end){l, e};
@@ -385,6 +387,16 @@ static void wire_out(tern_memlink *l, ml_dir *d, tern_buf *b, bool suspect)
         deliver_copy(l, d, twin, suspect);
 }
 
+/* Whether the emulated NIC must really sum the L4 checksums of d's frames.
+ * With partial_csum it skips that when nothing on the way reads them (see
+ * mem.h): no capture, no corruption, no verify_csum, and a receiver that
+ * trusts RX_L4_CSUM. */
+static bool l4_sum_needed(const tern_memlink *l, const ml_dir *d)
+{
+    return !l->partial_csum || d->pcap || d->thr_corrupt || l->verify ||
+           !(d->dst_caps & TERN_CAP_RX_L4_CSUM);
+}
+
 /* Cut a TSO frame into segments, or pass it whole as LRO when the receiver
  * takes that. false when the frame's headers do not allow TSO. */
 static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
@@ -393,13 +405,14 @@ static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
     if (!f->tso_mss || !ml_tso_parse(f, &t))
         return false;
     d->st.tso_frames++;
+    bool l4_sum = l4_sum_needed(l, d);
     uint32_t total = t.hdr + t.payload;
     if ((d->dst_caps & TERN_CAP_LRO) && total - t.l2 <= 0xffff &&
         (total <= d->capacity || (d->dst_caps & TERN_CAP_SG))) {
         tern_buf *b = rx_frame(d, total);
         if (b) {
             ml_chain_copy(b, t.hdr, f, t.hdr, t.payload);
-            ml_tso_headers(b, &t, 0, 0, t.payload);
+            ml_tso_headers(b, &t, 0, 0, t.payload, l4_sum);
             b->flags = TERN_BUF_RX_LRO;
             b->tso_mss = f->tso_mss;
             d->st.lro_frames++;
@@ -413,7 +426,7 @@ static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
         tern_buf *b = rx_frame(d, t.hdr + n);
         if (b) {
             ml_chain_copy(b, t.hdr, f, t.hdr + off, n);
-            ml_tso_headers(b, &t, idx, off, n);
+            ml_tso_headers(b, &t, idx, off, n, l4_sum);
             d->st.tso_segments++;
             wire_out(l, d, b, false);
         }
@@ -449,7 +462,10 @@ static void tx_slow(tern_memlink *l, ml_dir *d, tern_buf *f)
     b->tso_mss = 0;
     want &= TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_L4_CSUM;
     if (want) {
-        if (ml_tx_csum(b, f, want)) {
+        uint16_t fill = want;
+        if (!suspect && !l4_sum_needed(l, d))
+            fill &= (uint16_t)~TERN_BUF_TX_L4_CSUM;  /* stays partial */
+        if (ml_tx_csum(b, f, fill)) {
             d->st.csum_filled++;
         } else {
             d->st.offload_errors++;

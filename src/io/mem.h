@@ -61,6 +61,10 @@ typedef struct tern_memlink_config {
     uint64_t seed;       /* fault injector seed; same seed, same faults */
     bool verify_csum;    /* with RX checksum caps, verify every frame in
                             software rather than trust the sender (tests) */
+    bool partial_csum;   /* as Linux veth: a TX_L4_CSUM frame reaches an
+                            RX_L4_CSUM receiver with its checksum left
+                            partial (not summed) and flagged good, unless a
+                            capture, corruption or verify_csum reads it */
 } tern_memlink_config;
 
 /* Counters of one direction (frames sent by one end). */

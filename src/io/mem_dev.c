@@ -38,6 +38,7 @@ static bool set_opt(tern_memlink_config *c, const char *k, const char *v)
     else if (!strcmp(k, "seed")) c->seed = uv;
     else if (!strcmp(k, "buf_size")) c->buf_size = (unsigned)uv;
     else if (!strcmp(k, "caps")) c->caps[0] = c->caps[1] = (uint32_t)uv;
+    else if (!strcmp(k, "partial_csum")) c->partial_csum = uv != 0;
     else return false;
     return true;
 }

@@ -158,7 +158,7 @@ bool ml_tso_parse(const tern_buf *f, ml_tso *t)
 }
 
 void ml_tso_headers(tern_buf *seg, const ml_tso *t, uint32_t idx,
-                    uint32_t off, uint32_t len)
+                    uint32_t off, uint32_t len, bool l4_sum)
 {
     memcpy(seg->data, t->h, t->hdr);
     uint8_t *ip = seg->data + t->l2, *tcp = ip + t->l3;
@@ -170,9 +170,13 @@ void ml_tso_headers(tern_buf *seg, const ml_tso *t, uint32_t idx,
         tcp[13] &= (uint8_t)~(TCP_FIN | TCP_PSH);  /* only the last has them */
     if (off > 0)
         tcp[13] &= (uint8_t)~TCP_CWR;               /* only the first */
+    uint32_t ps = pseudo_sum(ip, PROTO_TCP, t->l4 + len);
+    if (!l4_sum) {  /* left partial, as the sender's own frames are */
+        store_csum(tcp + 16, tern_csum_fold(ps));
+        return;
+    }
     tcp[16] = tcp[17] = 0;
-    uint32_t s = pseudo_sum(ip, PROTO_TCP, t->l4 + len) +
-                 ml_csum_chain(seg, t->l2 + t->l3, t->l4 + len);
+    uint32_t s = ps + ml_csum_chain(seg, t->l2 + t->l3, t->l4 + len);
     store_csum(tcp + 16, (uint16_t)~tern_csum_fold(s));
 }
 

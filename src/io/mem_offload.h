@@ -48,9 +48,10 @@ bool ml_tso_parse(const tern_buf *f, ml_tso *t);
 
 /* Write the headers of segment `idx` carrying payload bytes [off, off+len)
  * into seg (whose payload is already in place after t->hdr bytes), with IP
- * length, ID, checksum, TCP sequence, flags and checksum fixed. */
+ * length, ID, checksum, TCP sequence and flags fixed. The TCP checksum is
+ * computed when l4_sum, else left as the pseudo-header sum (partial). */
 void ml_tso_headers(tern_buf *seg, const ml_tso *t, uint32_t idx,
-                    uint32_t off, uint32_t len);
+                    uint32_t off, uint32_t len, bool l4_sum);
 
 /* RX checksum flags an emulated NIC with `caps` puts on frame b. Unless
  * `check`, a frame is trusted (marked good without reading the payload). */

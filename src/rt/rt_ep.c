@@ -101,6 +101,7 @@ static int mem_endpoints(rt_core *c)
     if (r->p.pool_size)
         mc.pool_size = r->p.pool_size;
     mc.caps[0] = mc.caps[1] = r->p.mem_caps;
+    mc.partial_csum = true;    /* checksum offload as veth does it */
     mc.faults = r->p.faults;
     mc.seed = r->p.seed + c->idx;
     char err[128];
