@@ -64,6 +64,49 @@ static void csum_completion(void **state)
     tern_memlink_destroy(l);
 }
 
+/* partial_csum (as veth): a TX_L4_CSUM frame reaches a receiver that
+ * trusts RX_L4_CSUM with the sender's partial sum untouched and flagged
+ * good; a receiver without that cap, or verify_csum, gets the full sum. */
+static void partial_csum_like_veth(void **state)
+{
+    (void)state;
+    uint8_t part[400], full[400];
+    size_t n = f_tcp(part, 200, 77, 0x18, 8, 5, true);
+    assert_int_equal(f_tcp(full, 200, 77, 0x18, 8, 5, false), n);
+    const uint32_t rx_caps[2] = {CSUM_CAPS, TERN_CAP_RX_IP_CSUM};
+    for (int verify = 0; verify < 2; verify++) {
+        for (int c = 0; c < 2; c++) {
+            tern_memlink_config cfg;
+            tern_memlink_config_defaults(&cfg);
+            cfg.pool_size = 64;
+            cfg.queue_len = 64;
+            cfg.caps[0] = CSUM_CAPS;
+            cfg.caps[1] = rx_caps[c];
+            cfg.partial_csum = true;
+            cfg.verify_csum = verify;
+            tern_memlink *l = link_new(&cfg);
+            send_flagged(l, part, n, TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_L4_CSUM,
+                         14, 20);
+            tern_buf *b = recv_one(l, 1, 0);
+            assert_int_equal(b->len, n);
+            assert_true(ip_ok(b->data));
+            if (c == 0 && !verify) {
+                /* Left partial: the bytes as sent, save the IP checksum. */
+                assert_false(l4_ok(b->data));
+                assert_memory_equal(b->data + 34, part + 34, n - 34);
+                assert_true(b->flags & TERN_BUF_RX_L4_CSUM_OK);
+            } else {
+                assert_true(l4_ok(b->data));
+                assert_memory_equal(b->data, full, n);
+            }
+            release(l, 1, b);
+            assert_int_equal(tern_memlink_get_stats(l, 0)->offload_errors, 0);
+            assert_pools_full(l);
+            tern_memlink_destroy(l);
+        }
+    }
+}
+
 static void offload_flag_without_cap(void **state)
 {
     (void)state;
@@ -280,6 +323,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(csum_completion),
+        cmocka_unit_test(partial_csum_like_veth),
         cmocka_unit_test(offload_flag_without_cap),
         cmocka_unit_test(rx_trust_or_verify),
         cmocka_unit_test(corrupted_frames_flagged),
