@@ -114,6 +114,7 @@ typedef struct tern_buf {
     uint8_t l3_len;         /* TX offloads: bytes of the IP header */
     uint8_t l4_len;         /* TX_TSO: bytes of the TCP header */
     uint8_t pad_[3];
+    uint32_t cb32;          /* scratch too (TCP send queue: last transmit time) */
     uint64_t cb[3];         /* scratch for the stack while it holds the buffer */
     void *user;             /* the embedder's own (e.g. its mbuf) */
 } tern_buf;
@@ -508,6 +509,7 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
     X(tcp_active_opens) X(tcp_passive_opens) X(tcp_attempt_fails)          \
     X(tcp_estab_resets) X(tcp_conns_established) X(tcp_conns_closed)       \
     X(tcp_retransmits) X(tcp_rto_expiries) X(tcp_tail_loss_probes) X(tcp_fast_retransmits)         \
+    X(tcp_rack_lost) X(tcp_rack_recoveries) X(tcp_rack_timeouts)           \
     X(tcp_sack_recoveries) X(tcp_dup_acks_in) X(tcp_ooo_segments)          \
     X(tcp_ooo_bytes) X(tcp_challenge_acks) X(tcp_challenge_acks_limited)   \
     X(tcp_syn_cookies_sent) X(tcp_syn_cookies_ok) X(tcp_syn_cookies_bad)   \

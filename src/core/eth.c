@@ -23,7 +23,7 @@ void eth_input(tern_stack *st, tern_buf *b)
     b->data += ETH_HDR_LEN;
     b->len -= ETH_HDR_LEN;
     if (type == ETH_TYPE_IPV4) {
-        ip4_input(st, b, h + 6);
+        ip4_input(st, b);
     } else if (type == ETH_TYPE_ARP) {
         arp_input(st, b);
     } else {

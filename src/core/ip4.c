@@ -38,13 +38,6 @@ static bool options_ok(const uint8_t *opt, uint32_t len)
     return true;
 }
 
-uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,
-                        uint32_t l4_len)
-{
-    return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) +
-           proto + l4_len;
-}
-
 /* Check a received header against the real frame. Returns the counter of
  * the reason to drop it, or NULL when it is acceptable. A chain (SG, LRO)
  * must hold the whole header in its first buffer and carry TCP. */
@@ -87,7 +80,7 @@ static void trim_to(tern_buf *b, uint32_t len)
     }
 }
 
-void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
+void ip4_input(tern_stack *st, tern_buf *b)
 {
     CTR(st, ip_in);
     uint64_t *reason = ip4_check(st, b);
@@ -98,7 +91,6 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
     }
     const uint8_t *h = b->data;
     ip4_rx ip;
-    tern_memcpy(ip.src_mac, src_mac, 6);   /* before reassembly frees it */
     ip.src = rd32(h + 12);
     ip.dst = rd32(h + 16);
     ip.broadcast = ip.dst == 0xffffffffu || ip.dst == st->bcast;
@@ -123,8 +115,6 @@ void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac)
     ip.ip_hdr = h;
     ip.ip_hdr_len = (uint16_t)hlen;
     ip.proto = h[9];
-    ip.tos = h[1];
-    ip.ttl = h[8];
     b->data += hlen;
     b->len -= hlen;
 

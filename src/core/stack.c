@@ -164,13 +164,6 @@ uint64_t tern_poll(tern_stack *st, uint64_t now)
 
 void tern_flush(tern_stack *st) { stack_flush(st); }
 
-void stack_tx(tern_stack *st, tern_buf *frame)
-{
-    st->txq[st->txn++] = frame;
-    if (st->txn == st->cfg.tx_burst)
-        stack_flush(st);
-}
-
 void stack_flush(tern_stack *st)
 {
     if (st->txn) {

@@ -34,10 +34,7 @@ typedef struct ip4_rx {
     const uint8_t *ip_hdr;    /* the IPv4 header, for ICMP errors */
     uint16_t ip_hdr_len;
     uint8_t proto;
-    uint8_t tos;
-    uint8_t ttl;
     bool broadcast;           /* dst was a broadcast address */
-    uint8_t src_mac[6];
 } ip4_rx;
 
 struct arp_entry;
@@ -88,6 +85,17 @@ static inline uint32_t buf_chain_len(const tern_buf *b)
         n += b->len;
     return n;
 }
+/* tern_buf_release inline for the usual single buffer (every received
+ * segment and every acknowledged send buffer ends here). */
+static inline void buf_release(tern_stack *st, tern_buf *b)
+{
+    if (b->frag) {
+        tern_buf_release(st, b);
+        return;
+    }
+    if (--b->refs == 0)
+        st->cfg.buf_ops.free(st->cfg.buf_ops.ctx, b);
+}
 /* Partial Internet checksum of len bytes of a chain, starting at `from`
  * inside its first buffer (stack.c). */
 uint32_t csum_chain(const tern_buf *b, const uint8_t *from, uint32_t len,
@@ -103,8 +111,13 @@ void *carve_take(carve *c, size_t size, size_t align);
 /* ---- transmit path (stack.c) ---- */
 /* Queue a finished frame for the next tx burst (the stack's reference goes
  * to the driver). Flushes when the burst is full. */
-void stack_tx(tern_stack *st, tern_buf *frame);
 void stack_flush(tern_stack *st);
+static inline void stack_tx(tern_stack *st, tern_buf *frame)
+{
+    st->txq[st->txn++] = frame;
+    if (st->txn == st->cfg.tx_burst)
+        stack_flush(st);
+}
 void stack_log(tern_stack *st, int level, const char *msg);
 
 /* ---- Ethernet (eth.c) ---- */
@@ -137,7 +150,7 @@ const uint8_t *arp_lookup(tern_stack *st, uint32_t ip);
 const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until);
 
 /* ---- IPv4 (ip4.c) ---- */
-void ip4_input(tern_stack *st, tern_buf *b, const uint8_t *src_mac);
+void ip4_input(tern_stack *st, tern_buf *b);
 /*
  * Send an IP datagram whose transport header starts at b->data (headroom
  * kept). Fills the IPv4 header (with checksum, or the TX_IP_CSUM flag when
@@ -155,8 +168,12 @@ tern_buf *ip4_reasm(tern_stack *st, tern_buf *b);
 uint64_t reasm_poll(tern_stack *st, uint64_t now);
 void reasm_fini(tern_stack *st);
 /* Pseudo-header partial sum for TCP/UDP checksums (not folded). */
-uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst, uint8_t proto,
-                        uint32_t l4_len);
+static inline uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst,
+                                      uint8_t proto, uint32_t l4_len)
+{
+    return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) +
+           proto + l4_len;
+}
 bool ip4_is_local(const tern_stack *st, uint32_t ip);
 
 /* ---- ICMP (icmp.c) ---- */

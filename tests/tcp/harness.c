@@ -129,6 +129,15 @@ void peer_send_opts(peer *p, uint8_t flags, const uint8_t *opt, size_t olen,
     p->seq += (uint32_t)len + ((flags & F_SYN) ? 1 : 0) + ((flags & F_FIN) ? 1 : 0);
 }
 
+void peer_init(peer *p, th *t)
+{
+    memset(p, 0, sizeof *p);
+    p->t = t;
+    p->seq = 1000;
+    p->ts = true;
+    p->tsval = 500;
+}
+
 void peer_send(peer *p, uint8_t flags, const void *data, size_t len)
 {
     uint8_t opt[12];

@@ -59,6 +59,8 @@ typedef struct peer {
     uint32_t tsval, tsecr;
 } peer;
 
+/* A fresh peer on t: seq 1000, timestamps on (TSval 500). */
+void peer_init(peer *p, th *t);
 /* Send a segment from the peer with its current seq/ack (+ TS option if
  * p->ts); seq advances by len (+1 for SYN/FIN). */
 void peer_send(peer *p, uint8_t flags, const void *data, size_t len);

@@ -155,7 +155,9 @@ static void tap_tx(void *ctx, tern_buf **frames, unsigned n)
 
 static void tweak(tern_config *c, int end)
 {
-    c->time_wait_ms = 100;
+    /* above rto_min: a lost last ACK is answered by the FIN's RTO, which
+     * must still find the peer in TIME_WAIT (not an RST) */
+    c->time_wait_ms = 1000;
     taps[end].ctx = c->tx_ctx;
     taps[end].hash = 0xcbf29ce484222325ull;
     taps[end].frames = 0;

@@ -92,13 +92,14 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
     return c;
 }
 
+/* Alive, no FIN queued, and in a state that takes data: one mask test. */
+#define QUEUE_STATES                                                        \
+    (1u << TERN_TCP_ESTABLISHED | 1u << TERN_TCP_CLOSE_WAIT |               \
+     1u << TERN_TCP_SYN_SENT | 1u << TERN_TCP_SYN_RECEIVED)
 static bool can_queue(const struct tern_conn *c)
 {
-    if (!alive(c) || (c->flags & TF_FIN_QUEUED))
-        return false;
-    return c->state == TERN_TCP_ESTABLISHED ||
-           c->state == TERN_TCP_CLOSE_WAIT || c->state == TERN_TCP_SYN_SENT ||
-           c->state == TERN_TCP_SYN_RECEIVED;
+    return c && !(c->flags & (TF_CLOSED_CB | TF_FIN_QUEUED)) &&
+           ((QUEUE_STATES >> c->state) & 1u);
 }
 
 static uint32_t queued(const struct tern_conn *c)
@@ -106,13 +107,16 @@ static uint32_t queued(const struct tern_conn *c)
     return c->sq_head ? c->sq_end - bq_seq(c->sq_head) : 0;
 }
 
-size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c)
+/* Send buffer room of a conn that can_queue. */
+static uint32_t room_of(const struct tcp_layer *tl, const struct tern_conn *c)
 {
-    const struct tcp_layer *tl = st->tcp;
-    if (!can_queue(c))
-        return 0;
     uint32_t q = queued(c);
     return q < tl->snd_buf ? tl->snd_buf - q : 0;
+}
+
+size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c)
+{
+    return can_queue(c) ? room_of(st->tcp, c) : 0;
 }
 
 /* Bytes of payload a queue buffer may hold: one segment, so it can leave
@@ -139,8 +143,8 @@ static void sq_append(struct tern_conn *c, tern_buf *b)
  * does the checksum, the payload sum is taken in the same pass and kept in
  * cb[1] (send_data then never reads the payload again): a sum of bytes
  * starting at an odd offset is byte-swapped before it is added. */
-static void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
-                       const uint8_t *src, uint32_t n)
+static inline void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
+                              const uint8_t *src, uint32_t n)
 {
     uint8_t *dst = bq_data(b) + at;
     bool valid = at == 0 || (b->cb[1] & BQ_CSUM_OK);
@@ -161,7 +165,7 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
 {
     if (!can_queue(c))
         return -TERN_ENOTCONN;
-    size_t space = tern_tcp_send_space(st, c);
+    size_t space = room_of(TL(st), c);
     const uint8_t *src = data;
     size_t left = len < space ? len : space, taken = 0;
     tern_buf *t = c->sq_tail;

@@ -83,31 +83,6 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     tw_init(tl, st->now);
 }
 
-static inline uint32_t conn_hash(const struct tcp_layer *tl, uint32_t raddr,
-                                 uint16_t rport, uint16_t lport)
-{
-    uint64_t x = ((uint64_t)raddr << 32 | (uint32_t)rport << 16 | lport);
-    x ^= tl->hk0;
-    x *= 0x9e3779b97f4a7c15ull;
-    x ^= x >> 29;
-    x *= tl->hk1;
-    return (uint32_t)(x >> 40) & tl->hash_mask;
-}
-
-struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
-                              uint16_t lport)
-{
-    struct tcp_layer *tl = TL(st);
-    uint32_t i = tl->hash[conn_hash(tl, raddr, rport, lport)];
-    while (i != TCP_NIL) {
-        struct tern_conn *c = &tl->conns[i];
-        if (c->raddr == raddr && c->rport == rport && c->lport == lport)
-            return c;
-        i = c->hnext;
-    }
-    return NULL;
-}
-
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
                              uint16_t lport)
 {
@@ -212,17 +187,6 @@ struct tcp_listener *listener_find(tern_stack *st, uint16_t port)
         if (tl->lis[i].port == port)
             return &tl->lis[i];
     return NULL;
-}
-
-void conn_pend(tern_stack *st, struct tern_conn *c, uint32_t why)
-{
-    c->flags |= why;
-    if (c->flags & TF_PENDING)
-        return;
-    struct tcp_layer *tl = TL(st);
-    c->flags |= TF_PENDING;
-    c->pend_next = tl->pend_head;
-    tl->pend_head = c->idx;
 }
 
 void tcp_fini(tern_stack *st)

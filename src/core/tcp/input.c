@@ -69,15 +69,15 @@ static void segment(tern_stack *st, tcp_seg *s)
             if (!(s->flags & TCP_RST))
                 tcp_send_rst_reply(st, s);
         }
-    } else if (tcp_predicted(c, s) && !TL(st)->no_predict) {
-        tcp_input_fast(st, c, s);
+    } else if (!TL(st)->no_predict && tcp_input_fast(st, c, s)) {
+        /* predicted */
     } else if (c->state == TERN_TCP_SYN_SENT) {
         tcp_input_syn_sent(st, c, s);
     } else {
         tcp_input_sync(st, c, s);
     }
     if (s->buf)
-        tern_buf_release(st, s->buf);
+        buf_release(st, s->buf);
 }
 
 /*

@@ -21,7 +21,7 @@ static void sq_release(tern_stack *st, struct tern_conn *c)
         c->sq_tail = NULL;
 }
 
-static void enter_recovery(tern_stack *st, struct tern_conn *c)
+void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
 {
     struct tcp_layer *tl = TL(st);
     CTR(st, tcp_fast_retransmits);
@@ -29,14 +29,19 @@ static void enter_recovery(tern_stack *st, struct tern_conn *c)
     tl->cc->on_loss(c, st->now);
     c->flags |= TF_RECOVERY;
     c->flags &= ~(uint32_t)TF_RTT_TIMING;
-    uint32_t n = tcp_retransmit(st, c, c->snd_una, c->mss);
+    uint32_t n = resend_una ? tcp_retransmit(st, c, c->snd_una, c->mss) : 0;
     if (c->flags & TF_SACK) {
         CTR(st, tcp_sack_recoveries);
+        if (!resend_una)
+            CTR(st, tcp_rack_recoveries);
         c->cwnd = c->ssthresh;
         c->rxt_next = c->snd_una + n;
     } else {
         c->cwnd = c->ssthresh + TCP_DUPTHRESH * c->mss;
     }
+    if (c->flags & TF_TLP)          /* no tail probe during recovery */
+        tcp_arm_rto(st, c);
+    conn_pend(st, c, TF_OUTPUT);
 }
 
 /* RFC 5827: with fewer than four segments out and nothing new to send,
@@ -67,7 +72,7 @@ static void on_dupack(tern_stack *st, struct tern_conn *c)
     /* RFC 6582: not again for losses of the window already recovered
      * (with SACK the scoreboard tells real losses from duplicates) */
     if (lost && (seq_ge(c->snd_una, c->recover) || (c->flags & TF_SACK)))
-        enter_recovery(st, c);
+        tcp_enter_recovery(st, c, true);
     conn_pend(st, c, TF_OUTPUT);
 }
 
@@ -101,10 +106,21 @@ static uint32_t rtt_of(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     return 0;
 }
 
+/* RFC 7661 / RFC 9438 5.8: cwnd grows only while it limits the sender.
+ * A request/response flow keeps a segment or two in flight whatever cwnd
+ * is; growing it there would only make a later burst unsafe (and costs a
+ * congestion-control call per ACK). Limited: the flight before this ACK
+ * reached half the window. */
+static bool cwnd_limited(const struct tern_conn *c, uint32_t flight)
+{
+    return flight >= c->cwnd >> 1;
+}
+
 /* A cumulative ACK that moved snd_una. false: the conn is gone. */
 bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
     struct tcp_layer *tl = TL(st);
+    uint32_t flight = c->snd_max - c->snd_una;
     uint32_t acked = s->ack - c->snd_una;
     bool fin_acked = (c->flags & TF_FIN_SENT) && seq_gt(s->ack, c->sq_end);
     uint32_t data = fin_acked ? acked - 1 : acked;
@@ -126,7 +142,14 @@ bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         c->fack = c->snd_una;
     if (c->flags & TF_RECOVERY) {
         if (seq_ge(c->snd_una, c->recover)) {
-            uint32_t fl = c->snd_max - c->snd_una + c->mss;
+            /* RFC 6675: cwnd stays ssthresh. RFC 6582 deflates to
+             * min(ssthresh, max(FlightSize, SMSS) + SMSS): never below
+             * two segments, or the one segment out waits for a delayed
+             * ACK and, if lost, for the RTO (no probe for one segment) */
+            uint32_t fl = c->snd_max - c->snd_una;
+            fl = (fl > c->mss ? fl : c->mss) + c->mss;
+            if (c->flags & TF_SACK)
+                fl = c->ssthresh;
             c->cwnd = fl < c->ssthresh ? fl : c->ssthresh;
             c->flags &= ~(uint32_t)TF_RECOVERY;
             c->dupacks = 0;
@@ -135,7 +158,7 @@ bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         }
     } else {
         c->dupacks = 0;
-        if (data)
+        if (data && cwnd_limited(c, flight))
             tl->cc->on_ack(c, data, rtt, st->now);
     }
     c->t_rtx = TERN_NEVER;
@@ -169,21 +192,6 @@ bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     }
 }
 
-void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
-{
-    if (seq_lt(c->snd_wl1, s->seq) ||
-        (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
-        uint32_t wnd = s->wnd << c->snd_ws;
-        if (wnd > c->snd_wnd && c->sq_end != c->snd_nxt)
-            conn_pend(st, c, TF_OUTPUT);
-        c->snd_wnd = wnd;
-        c->snd_wl1 = s->seq;
-        c->snd_wl2 = s->ack;
-        if (wnd > c->max_sndwnd)
-            c->max_sndwnd = wnd;
-    }
-}
-
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
     /* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT */
@@ -193,17 +201,14 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         conn_pend(st, c, TF_ACK_NOW);
         return false;
     }
-    if ((c->flags & TF_SACK) && s->o.nsack) {
+    /* RACK (rack.c) only where losses are: SACK blocks, a scoreboard or
+     * a recovery; the loss-free path never walks the send queue */
+    bool rack = (c->flags & TF_SACK) &&
+                (s->o.nsack || c->nsb || (c->flags & TF_RECOVERY));
+    if (rack)
+        rack_on_ack(st, c, s);
+    if ((c->flags & TF_SACK) && s->o.nsack)
         sb_update(c, &s->o);
-        /* lost retransmission: data sent after our last resend of
-         * snd_una is SACKed while snd_una is not: resend the holes again */
-        if ((c->flags & TF_RECOVERY) && seq_gt(c->fack, c->rxt_mark) &&
-            seq_gt(c->rxt_next, c->snd_una) && s->ack == c->snd_una) {
-            c->rxt_next = c->snd_una;
-            c->rxt_mark = c->snd_max;
-            conn_pend(st, c, TF_OUTPUT);
-        }
-    }
     bool wnd_same = (s->wnd << c->snd_ws) == c->snd_wnd;
     bool advanced = seq_gt(s->ack, c->snd_una);
     /* RFC 9293 3.8.6.1: a receiver that answers our zero-window probes is
@@ -211,8 +216,13 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     if (c->flags & TF_PERSIST)
         c->probes = 0;
     tcp_snd_wnd_update(st, c, s);
-    if (advanced)
-        return tcp_new_ack(st, c, s);
+    if (advanced) {
+        if (!tcp_new_ack(st, c, s))
+            return false;
+        if (rack)
+            rack_detect(st, c);
+        return true;
+    }
     /* RFC 5681's duplicate ACK keeps the window unchanged; with SACK an
      * ACK reporting SACK blocks is a duplicate whatever the window says,
      * since a receiver that queues out-of-order data shrinks its window
@@ -222,5 +232,7 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         !(s->flags & (TCP_SYN | TCP_FIN)) && (wnd_same || sack_dup) &&
         c->snd_max != c->snd_una)
         on_dupack(st, c);
+    if (rack)
+        rack_detect(st, c);
     return true;
 }

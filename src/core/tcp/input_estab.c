@@ -322,7 +322,7 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
  * is new data or a new ACK cannot be a duplicate ACK, so the update is
  * just the SND.WL1/WL2 rule.
  */
-bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s)
+static bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s)
 {
     if (c->state != TERN_TCP_ESTABLISHED ||
         (s->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_ACK)) !=
@@ -348,8 +348,10 @@ bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s)
 
 /* What tcp_input_sync, tcp_ack and rcv_data do for a predicted segment,
  * in the same order, without the decisions prediction already made. */
-void tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
+bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 {
+    if (!tcp_predicted(c, s))
+        return false;
     TL(st)->predicted++;
     c->last_rcv = st->now;
     if ((c->flags & TF_TS) && seq_le(s->seq, c->last_ack_sent))
@@ -358,8 +360,9 @@ void tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     if (s->ack != c->snd_una) {
         uint32_t gen = c->gen;
         if (!tcp_new_ack(st, c, s) || c->gen != gen)
-            return;
+            return true;
     }
     if (s->len && deliver(st, c, s->buf, s->payload, s->len))
         ack_policy(st, c, false);
+    return true;
 }

@@ -27,32 +27,11 @@ uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len)
     return tern_csum_copy(dst, src, len, 0);
 }
 
-uint32_t tcp_rcv_window(const struct tcp_layer *tl, struct tern_conn *c)
-{
-    uint32_t avail = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread
-                                                 : 0;
-    uint32_t max = 65535u << c->rcv_ws;
-    if (avail > max)
-        avail = max;
-    uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
-                                                  : 0;
-    if (avail <= old)
-        return old;             /* never shrink the right edge */
-    /* receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the edge only by
-     * a useful amount */
-    uint32_t step = tl->rcv_buf >> 1;
-    if (step > c->rcv_mss)
-        step = c->rcv_mss;
-    if (avail - old < step)
-        return old;
-    return avail;
-}
-
 /* The window to announce, and the bookkeeping of every segment that
  * carries an ACK: the owed ACK is paid, the right edge we advertise moves.
  * Returns the window field. */
-static uint32_t ack_fields(struct tcp_layer *tl, struct tern_conn *c,
-                           uint8_t flags)
+static inline uint32_t ack_fields(struct tcp_layer *tl,
+                                  struct tern_conn *c, uint8_t flags)
 {
     uint32_t wnd = tcp_rcv_window(tl, c);
     if (flags & TCP_SYN) {
@@ -269,6 +248,7 @@ static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
     uint32_t off = seq - bq_seq(q);
     uint8_t *p = bq_data(q) + off;
     bool hw_csum = (st->cfg.caps & TERN_CAP_TX_L4_CSUM) != 0;
+    q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
     if (q->refs == 1)
         q->frag = NULL;             /* stale link of a finished TSO frame */
     if (off == 0 && len == bq_len(q) && q->refs == 1 && !q->frag &&
@@ -309,8 +289,8 @@ tern_buf *sq_find(struct tern_conn *c, uint32_t seq)
     return q;
 }
 
-static void note_sent(tern_stack *st, struct tern_conn *c, uint32_t seq,
-                      uint32_t len, bool fin)
+static inline void note_sent(tern_stack *st, struct tern_conn *c,
+                             uint32_t seq, uint32_t len, bool fin)
 {
     uint32_t end = seq + len + (fin ? 1 : 0);
     if (seq_lt(seq, c->snd_max)) {
@@ -405,7 +385,9 @@ static bool send_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
     if (!h)
         return false;
     tern_buf **link = &h->frag;
+    uint32_t stamp = tx_stamp(st->now, seq_lt(seq, c->snd_max));  /* RACK */
     for (uint32_t n = 0; n < len; q = bq_next(q)) {
+        q->cb32 = stamp;
         q->data = bq_data(q);
         q->len = bq_len(q);
         q->frag = NULL;
@@ -461,7 +443,8 @@ static bool sack_rexmit(tern_stack *st, struct tern_conn *c)
     uint32_t n = tcp_retransmit(st, c, s, l);
     if (!n)
         return false;
-    c->rxt_next = s + n;
+    if (seq_gt(s + n, c->rxt_next))     /* a RACK-lost hole may be lower */
+        c->rxt_next = s + n;
     return true;
 }
 
@@ -497,9 +480,60 @@ static bool can_send_data(uint8_t state)
            state == TERN_TCP_LAST_ACK;
 }
 
+/*
+ * The request/response case, decided without the general loop: all unsent
+ * data is the last queue buffer, it fits one segment, nothing unusual is
+ * going on (recovery, SACK ranges, a FIN to send) and both windows take it
+ * whole, so the loop would send exactly this one segment. It leaves in
+ * place when no earlier frame still holds the buffer. When nothing was in
+ * flight, note_sent arms the timer (RTO or probe) for this very flight and
+ * tcp_rearm would find nothing to change, so it runs only when data was
+ * already out. false: not this case, nothing done.
+ */
+static bool output_one(tern_stack *st, const struct tcp_layer *tl,
+                       struct tern_conn *c)
+{
+    tern_buf *q = c->sq_cur;
+    uint32_t seq = c->snd_nxt;
+    if (!q || q != c->sq_tail || bq_seq(q) != seq || q->refs != 1 ||
+        c->state != TERN_TCP_ESTABLISHED || c->nsb ||
+        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED)))
+        return false;
+    uint32_t len = bq_len(q), inflight = seq - c->snd_una;
+    if (len > c->mss || inflight + len > c->cwnd ||
+        seq_gt(seq + len, c->snd_una + c->snd_wnd) ||
+        (tl->nagle && len < c->mss && inflight))
+        return false;
+    uint8_t *p = bq_data(q);
+    q->frag = NULL;                 /* stale link of a finished TSO frame */
+    bool sum_known = (q->cb[1] & BQ_CSUM_OK) ||
+                     (st->cfg.caps & TERN_CAP_TX_L4_CSUM);
+    if (p - q->head >= MAX_HDRS && sum_known &&
+        !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c)) {
+        /* what send_data and xmit decide for this buffer */
+        q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
+        tern_buf_ref(q);
+        q->data = p;
+        q->tso_mss = 0;
+        xmit_fast(st, c, q, seq, TCP_ACK | TCP_PSH, len,
+                  (uint32_t)(q->cb[1] >> 32) & 0xffff);
+    } else if (!send_data(st, c, q, seq, len, TCP_ACK | TCP_PSH)) {
+        return false;
+    }
+    bool fresh = c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST);
+    note_sent(st, c, seq, len, false);
+    c->snd_nxt = seq + len;
+    c->sq_cur = NULL;
+    if (!fresh)
+        tcp_rearm(st, c);
+    return true;
+}
+
 void tcp_output(tern_stack *st, struct tern_conn *c)
 {
     struct tcp_layer *tl = TL(st);
+    if (output_one(st, tl, c))
+        return;
     if (!can_send_data(c->state))
         return;
     bool sack_rec = (c->flags & (TF_RECOVERY | TF_SACK)) ==

@@ -1,8 +1,10 @@
 /* sack.c - RFC 2018 SACK. Sender: a scoreboard of at most TCP_SB_MAX
  * disjoint SACKed ranges above snd_una, kept sorted and merged, with the
- * RFC 6675 queries (IsLost, NextSeg rule 1, pipe) answered by one pass
- * over those few ranges. Receiver: the blocks we announce, built from the
- * out-of-order queue, the range holding the latest arrival first. */
+ * RFC 6675 queries (IsLost, NextSeg rule 1, pipe) answered from those few
+ * ranges; with RACK state, NextSeg and pipe also walk the send-queue
+ * buffers of the holes for those RACK declares lost (rack.c). Receiver:
+ * the blocks we announce, built from the out-of-order queue, the range
+ * holding the latest arrival first. */
 #include "tcp.h"
 
 void sb_clear(struct tern_conn *c)
@@ -124,50 +126,112 @@ bool sb_is_lost(const struct tern_conn *c, uint32_t seq, uint32_t mss)
     return seq_lt(seq, sb_loss_bound(c, mss));
 }
 
-bool sb_next_hole(const struct tern_conn *c, uint32_t from, uint32_t mss,
-                  uint32_t *seq, uint32_t *len)
+/*
+ * Walk the unSACKed parts of [snd_una, snd_max), hole by hole, and within
+ * a hole buffer by buffer (a segment never spans two send-queue buffers,
+ * and each buffer carries the stamp of its last transmission). A part is
+ * to be sent again when
+ *  - RACK declares its buffer lost (rack_lost: stamped before
+ *    rack_lost_before, set by rack_detect; a retransmission restamps the
+ *    buffer, so a part stays lost only until it is resent, and a resend
+ *    that is lost again is found again once data sent after it is
+ *    delivered), or
+ *  - RFC 6675 IsLost holds for it and it lies at or above `from` (rule 1:
+ *    not yet resent in this recovery).
+ * Returns the bytes to be sent again; with seq != NULL stops at the first
+ * such part (*seq, *len capped by mss). Without RACK state the walk is the
+ * RFC 6675 one over the ranges alone.
+ */
+static uint32_t sb_scan(const struct tern_conn *c, uint32_t from, uint32_t mss,
+                        uint32_t *seq, uint32_t *len)
 {
     uint32_t bound = sb_loss_bound(c, mss);
-    uint32_t hs = c->snd_una;
+    bool rack = c->rack_rtt != 0;
+    const tern_buf *q = c->sq_head;
+    uint32_t lost = 0, hs = c->snd_una;
     for (uint32_t i = 0; i <= c->nsb; i++) {
-        uint32_t he = i < c->nsb ? c->sb[i][0] : bound;
-        if (seq_gt(he, bound))
-            he = bound;
-        uint32_t s = seq_gt(from, hs) ? from : hs;
-        if (seq_lt(s, he)) {
-            *seq = s;
-            *len = he - s < mss ? he - s : mss;
-            return true;
+        uint32_t he = i < c->nsb ? c->sb[i][0] : c->snd_max;
+        if (!rack && !seq_lt(hs, bound))
+            break;
+        for (uint32_t s = hs; seq_lt(s, he);) {
+            uint32_t pe = he;
+            bool rl = false;
+            if (rack) {
+                while (q && seq_le(bq_end(q), s))
+                    q = bq_next(q);
+                if (q && seq_le(bq_seq(q), s)) {
+                    if (seq_lt(bq_end(q), pe))
+                        pe = bq_end(q);
+                    rl = rack_lost(c, q);
+                }
+            }
+            uint32_t ls = s, le = pe;
+            if (!rl) {
+                if (seq_lt(ls, from))
+                    ls = from;
+                if (seq_gt(le, bound))
+                    le = bound;
+            }
+            if (seq_lt(ls, le)) {
+                if (seq) {
+                    *seq = ls;
+                    *len = le - ls < mss ? le - ls : mss;
+                    return le - ls;
+                }
+                lost += le - ls;
+            }
+            s = pe;
         }
-        if (i == c->nsb || !seq_lt(c->sb[i][1], bound))
+        if (i == c->nsb)
             break;
         hs = c->sb[i][1];
     }
-    return false;
+    return lost;
+}
+
+bool sb_next_hole(const struct tern_conn *c, uint32_t from, uint32_t mss,
+                  uint32_t *seq, uint32_t *len)
+{
+    return sb_scan(c, from, mss, seq, len) != 0;
 }
 
 uint32_t sb_pipe(const struct tern_conn *c, uint32_t mss)
 {
     /* in flight: everything sent and not acked, minus SACKed bytes,
-     * minus lost bytes not yet retransmitted (those at or above rxt_next
-     * below the loss bound) */
-    uint32_t bound = sb_loss_bound(c, mss);
+     * minus lost bytes not yet resent (RACK-lost anywhere, RFC 6675-lost
+     * at or above rxt_next) */
     uint32_t from = seq_gt(c->rxt_next, c->snd_una) ? c->rxt_next : c->snd_una;
-    uint32_t lost = 0, hs = c->snd_una;
-    for (uint32_t i = 0; i <= c->nsb && seq_lt(hs, bound); i++) {
-        uint32_t he = i < c->nsb ? c->sb[i][0] : bound;
-        if (seq_gt(he, bound))
-            he = bound;
-        uint32_t s = seq_gt(from, hs) ? from : hs;
-        if (seq_lt(s, he))
-            lost += he - s;
-        if (i == c->nsb)
-            break;
-        hs = c->sb[i][1];
-    }
+    uint32_t lost = sb_scan(c, from, mss, NULL, NULL);
     uint32_t out = c->snd_max - c->snd_una;
     uint32_t sub = c->sacked + lost;
     return out > sub ? out - sub : 0;
+}
+
+uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
+                      uint32_t *fresh)
+{
+    uint32_t lost = 0, nf = 0, i = 0, n = c->nsb;
+    *fresh = 0;
+    if (!c->rack_rtt)
+        return 0;
+    for (const tern_buf *q = c->sq_head; q; q = bq_next(q)) {
+        uint32_t s = bq_seq(q), e = bq_end(q);
+        if (!seq_lt(s, c->snd_max))
+            break;
+        if (!seq_gt(e, c->snd_una) || !rack_lost(c, q))
+            continue;
+        if (seq_lt(s, c->snd_una))
+            s = c->snd_una;
+        while (i < n && seq_le(c->sb[i][1], s))
+            i++;
+        if (i < n && seq_le(c->sb[i][0], s) && seq_ge(c->sb[i][1], e))
+            continue;                           /* wholly SACKed */
+        lost++;
+        if (!stamp_lt(q->cb32 & ~1u, since))
+            nf++;
+    }
+    *fresh = nf;
+    return lost;
 }
 
 uint32_t sack_blocks(const struct tern_conn *c, uint32_t (*out)[2],

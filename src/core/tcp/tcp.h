@@ -83,6 +83,8 @@ enum {
     TF_PERSIST = 1u << 20,    /* t_rtx is the zero-window probe timer */
     TF_TLP = 1u << 21,        /* t_rtx is a tail loss probe timeout */
     TF_TLP_SENT = 1u << 22,   /* a probe is out: next is the real RTO */
+    TF_RACK = 1u << 23,       /* t_rtx is the RACK reordering timer */
+    TF_REORDER = 1u << 24,    /* RACK saw the peer's data arrive reordered */
 };
 
 /* ---- congestion control ---- */
@@ -171,6 +173,13 @@ struct tern_conn {
     uint32_t sacked;          /* bytes in sb */
     uint32_t fack;            /* highest SACKed seq */
 
+    /* RACK (rack.c, RFC 8985 section 6). Times are tx_stamp() values. */
+    uint32_t rack_xmit;       /* stamp of the latest-sent delivered data */
+    uint32_t rack_end;        /* and its end (ties: same stamp, lower end) */
+    uint32_t rack_rtt;        /* its round trip; 0 = no RACK state yet */
+    uint32_t rack_min_rtt;    /* smallest unambiguous RACK round trip */
+    uint32_t rack_lost_before;/* unSACKed data stamped before this is lost */
+
     /* out-of-order receive queue: the received buffers themselves */
     tern_buf *ooo_head, *ooo_tail;
     uint32_t ooo_n;
@@ -195,6 +204,34 @@ struct tern_conn {
 };
 
 /* ---- send / ooo queue metadata kept in tern_buf.cb ---- */
+/* cb32 of a send-queue buffer: when it was last (re)sent, in units of
+ * 1024 ns (wraps after ~73 minutes; compare with stamp_lt), bit 0 set when
+ * that transmission was a retransmission. Written by output.c, read by
+ * RACK (rack.c, sack.c). */
+static inline uint32_t tx_stamp(uint64_t now, bool rtx)
+{
+    return ((uint32_t)(now >> 10) & ~1u) | (rtx ? 1u : 0u);
+}
+static inline bool stamp_lt(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) < 0;
+}
+/* RACK: is send-queue buffer q (sent, not SACKed) lost? Stamped before
+ * rack_lost_before (bit 0 masked); with bit 0 set that threshold is
+ * RACK.xmit_ts itself, and data first sent in the same tick counts as
+ * sent before it when it ends at or below RACK.end_seq (RFC 8985 6.2: the
+ * sequence breaks time ties). A retransmission in that tick does not: it
+ * may have left after RACK.xmit_ts, and counting it lost again would
+ * resend it in a loop until the clock moves. */
+static inline bool rack_lost(const struct tern_conn *c, const tern_buf *q)
+{
+    uint32_t x = q->cb32 & ~1u, lb = c->rack_lost_before;
+    return c->rack_rtt &&
+           (stamp_lt(x, lb & ~1u) ||
+            ((lb & 1u) && !(q->cb32 & 1u) && x == (lb & ~1u) &&
+             seq_le((uint32_t)q->cb[0] + (uint32_t)(q->cb[0] >> 32),
+                    c->rack_end)));
+}
 /* cb[0] = seq | len << 32; cb[1] = payload offset from head | csum << 32
  * (bit 48 = csum valid, bit 49 = FIN after this segment (ooo)); cb[2] =
  * next buffer of our queue (we never use tern_buf.next, which the driver
@@ -236,7 +273,7 @@ static inline void sq_put(tern_stack *st, tern_buf *q)
         return;
     }
     q->frag = NULL;
-    tern_buf_release(st, q);
+    buf_release(st, q);
 }
 
 /* ---- timer wheel ---- */
@@ -295,8 +332,32 @@ static inline uint64_t ms_ns(uint64_t ms) { return ms * TERN_NS_PER_MS; }
 static inline uint32_t ts_now(uint64_t now) { return (uint32_t)(now >> 20); }
 
 /* ---- conn_table.c ---- */
-struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
-                              uint16_t lport);
+/* Bucket of a 4-tuple: a multiply-xorshift hash keyed from the secret
+ * (hk0, hk1), so a peer cannot aim its tuples at one chain. */
+static inline uint32_t conn_hash(const struct tcp_layer *tl, uint32_t raddr,
+                                 uint16_t rport, uint16_t lport)
+{
+    uint64_t x = ((uint64_t)raddr << 32 | (uint32_t)rport << 16 | lport);
+    x ^= tl->hk0;
+    x *= 0x9e3779b97f4a7c15ull;
+    x ^= x >> 29;
+    x *= tl->hk1;
+    return (uint32_t)(x >> 40) & tl->hash_mask;
+}
+/* The conn of a 4-tuple, or NULL. Inline: once per received segment. */
+static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
+                                            uint16_t rport, uint16_t lport)
+{
+    struct tcp_layer *tl = TL(st);
+    uint32_t i = tl->hash[conn_hash(tl, raddr, rport, lport)];
+    while (i != TCP_NIL) {
+        struct tern_conn *c = &tl->conns[i];
+        if (c->raddr == raddr && c->rport == rport && c->lport == lport)
+            return c;
+        i = c->hnext;
+    }
+    return NULL;
+}
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
                              uint16_t lport);
 /* Drop everything the conn holds, unlink it and put it on the free list. */
@@ -307,7 +368,19 @@ void conn_close(tern_stack *st, struct tern_conn *c, int reason);
 void conn_notify_closed(tern_stack *st, struct tern_conn *c, int reason);
 void conn_set_state(tern_stack *st, struct tern_conn *c, uint8_t state);
 struct tcp_listener *listener_find(tern_stack *st, uint16_t port);
-void conn_pend(tern_stack *st, struct tern_conn *c, uint32_t why);
+/* Mark what the end of the burst owes c (TF_OUTPUT, TF_ACK_*) and put it
+ * on the pending list once. Inline: several calls per segment. */
+static inline void conn_pend(tern_stack *st, struct tern_conn *c,
+                             uint32_t why)
+{
+    uint32_t was = c->flags;
+    c->flags = was | why | TF_PENDING;
+    if (!(was & TF_PENDING)) {
+        struct tcp_layer *tl = TL(st);
+        c->pend_next = tl->pend_head;
+        tl->pend_head = c->idx;
+    }
+}
 
 /* ---- timer_wheel.c ---- */
 void tw_init(struct tcp_layer *tl, uint64_t now);
@@ -339,7 +412,33 @@ uint32_t tcp_opts_est(uint8_t *p, bool ts, uint32_t tsval, uint32_t tsecr,
 
 /* ---- rtt.c ---- */
 void rtt_init(tern_stack *st, struct tern_conn *c);
-void rtt_sample(tern_stack *st, struct tern_conn *c, uint32_t rtt_us);
+/* Take one RTT sample (us) into srtt/rttvar and recompute the RTO
+ * (RFC 6298 2.3, G = 1 ms); clears the backoff. */
+static inline void rtt_sample(tern_stack *st, struct tern_conn *c,
+                              uint32_t r)
+{
+    struct tcp_layer *tl = TL(st);
+    if (r == 0)
+        r = 1;
+    if (c->srtt_us == 0) {
+        c->srtt_us = r;
+        c->rttvar_us = r >> 1;
+    } else {
+        uint32_t delta = c->srtt_us > r ? c->srtt_us - r : r - c->srtt_us;
+        c->rttvar_us = c->rttvar_us - (c->rttvar_us >> 2) + (delta >> 2);
+        c->srtt_us = c->srtt_us - (c->srtt_us >> 3) + (r >> 3);
+    }
+    /* G (clock granularity) is 1 ms: our TSval tick */
+    uint32_t var4 = c->rttvar_us << 2;
+    uint64_t rto_us = (uint64_t)c->srtt_us + (var4 > 1000 ? var4 : 1000);
+    uint64_t ms = (rto_us + 999) / 1000;
+    if (ms < tl->rto_min_ms)
+        ms = tl->rto_min_ms;
+    if (ms > tl->rto_max_ms)
+        ms = tl->rto_max_ms;
+    c->rto_ms = (uint32_t)ms;
+    c->backoff = 0;
+}
 
 /* ---- sack.c ---- */
 void sb_clear(struct tern_conn *c);
@@ -351,15 +450,31 @@ void sb_ack(struct tern_conn *c);
 uint32_t sb_skip(const struct tern_conn *c, uint32_t seq);
 /* RFC 6675: IsLost(seq) */
 bool sb_is_lost(const struct tern_conn *c, uint32_t seq, uint32_t mss);
-/* RFC 6675 NextSeg rule 1: first lost, unSACKed byte >= from, with the
+/* NextSeg: the first unSACKed byte that RACK declares lost (its buffer
+ * stamped before rack_lost_before), or that RFC 6675 IsLost declares lost
+ * at or above from (rule 1, not yet resent in this recovery); with the
  * length of its hole (capped by mss); false if none. */
 bool sb_next_hole(const struct tern_conn *c, uint32_t from, uint32_t mss,
                   uint32_t *seq, uint32_t *len);
-/* RFC 6675 pipe. */
+/* RFC 6675 pipe, RACK-lost bytes counted as out of the network. */
 uint32_t sb_pipe(const struct tern_conn *c, uint32_t mss);
+/* Unsent-again buffers RACK declares lost; *fresh: how many of them were
+ * stamped at or after since (newly lost since the previous pass). */
+uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
+                      uint32_t *fresh);
 /* Receiver side: SACK blocks from the ooo queue, most recent first. */
 uint32_t sack_blocks(const struct tern_conn *c, uint32_t (*out)[2],
                      uint32_t max);
+
+/* ---- rack.c (RFC 8985 section 6) ---- */
+/* Before an ACK's SACK blocks and cumulative ACK are applied: note the
+ * latest-sent data it delivers (RACK.xmit_ts, RACK.rtt, min RTT). */
+void rack_on_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
+/* After the ACK: recompute the loss threshold, enter recovery when RACK
+ * finds a loss, arm the reordering timer for data not yet old enough. */
+void rack_detect(tern_stack *st, struct tern_conn *c);
+/* The reordering timer fired. */
+void rack_timeout(tern_stack *st, struct tern_conn *c);
 
 /* ---- ooo.c ---- */
 /* Keep an out-of-order segment (takes the buffer reference or releases). */
@@ -388,8 +503,29 @@ uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,
                         uint32_t len);
 /* The send-queue buffer holding seq, or NULL. */
 tern_buf *sq_find(struct tern_conn *c, uint32_t seq);
-/* The receive window to announce (bytes, not scaled). */
-uint32_t tcp_rcv_window(const struct tcp_layer *tl, struct tern_conn *c);
+/* The receive window to announce (bytes, not scaled). Inline: every
+ * segment we send carries it. */
+static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
+                                      const struct tern_conn *c)
+{
+    uint32_t avail = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread
+                                                 : 0;
+    uint32_t max = 65535u << c->rcv_ws;
+    if (avail > max)
+        avail = max;
+    uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
+                                                  : 0;
+    if (avail <= old)
+        return old;             /* never shrink the right edge */
+    /* receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the edge only by
+     * a useful amount */
+    uint32_t step = tl->rcv_buf >> 1;
+    if (step > c->rcv_mss)
+        step = c->rcv_mss;
+    if (avail - old < step)
+        return old;
+    return avail;
+}
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
 void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
                             uint16_t mss, int ws, bool sack, bool ts,
@@ -398,6 +534,10 @@ void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
 uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len);
 
 /* ---- input*.c ---- */
+/* Start fast recovery (RFC 6675 / 6582); resend_una: retransmit the
+ * segment at snd_una at once (dupACK entry), else leave the choice to
+ * NextSeg (RACK entry). */
+void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una);
 void tcp_input_listen(tern_stack *st, tcp_seg *s, struct tcp_listener *l);
 void tcp_input_syn_sent(tern_stack *st, struct tern_conn *c, tcp_seg *s);
 void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s);
@@ -407,16 +547,29 @@ void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c,
 /* ACK processing; false when the segment must go no further (bad ACK,
  * or the conn was closed). */
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
-/* The send window update of RFC 9293 3.10.7.4 (SND.WL1/WL2 rule). */
-void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
-                        const tcp_seg *s);
+/* The send window update of RFC 9293 3.10.7.4 (SND.WL1/WL2 rule).
+ * Inline: every segment with an ACK runs it. */
+static inline void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
+                                      const tcp_seg *s)
+{
+    if (seq_lt(c->snd_wl1, s->seq) ||
+        (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
+        uint32_t wnd = s->wnd << c->snd_ws;
+        if (wnd > c->snd_wnd && c->sq_end != c->snd_nxt)
+            conn_pend(st, c, TF_OUTPUT);
+        c->snd_wnd = wnd;
+        c->snd_wl1 = s->seq;
+        c->snd_wl2 = s->ack;
+        if (wnd > c->max_sndwnd)
+            c->max_sndwnd = wnd;
+    }
+}
 /* The part of tcp_ack for an ACK that advances snd_una (acceptability
  * and the window already checked). false: the conn is gone. */
 bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
-/* Header prediction (input_estab.c): true when s is the segment an
- * established conn expects next and tcp_input_fast may handle it. */
-bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s);
-void tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s);
+/* Header prediction (input_estab.c): when s is the segment an established
+ * conn expects next, handle it and return true; else do nothing. */
+bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s);
 /* Rate-limited challenge ACK (RFC 5961). */
 void tcp_challenge_ack(tern_stack *st, struct tern_conn *c);
 

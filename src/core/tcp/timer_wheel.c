@@ -6,7 +6,9 @@
  * the horizon and re-filed when it comes. Timers fire in the first tick
  * after the one they fall in is processed (at most one tick late), which
  * also guarantees a handler that re-arms "now" cannot loop. tcp_poll never
- * walks idle connections: it visits the slots of the ticks that passed. */
+ * walks idle connections: it visits the slots of the ticks that passed,
+ * skipping empty ones through the bitmap (a poll after a long idle gap
+ * reads 32 words, not 2048 slots). */
 #include "tcp.h"
 
 #define TW_MASK (TW_SLOTS - 1)
@@ -80,6 +82,22 @@ uint64_t tw_next(const struct tcp_layer *tl, uint64_t now)
     return TERN_NEVER;
 }
 
+/* The first tick in [p, last] whose slot holds a conn, or last + 1. A word
+ * of the bitmap covers 64 consecutive ticks, so one word per step. */
+static uint64_t tw_busy(const tcp_wheel *w, uint64_t p, uint64_t last)
+{
+    while (p <= last) {
+        uint32_t s = (uint32_t)p & TW_MASK;
+        uint64_t bits = w->bits[s >> 6] >> (s & 63);
+        if (bits) {
+            p += (uint64_t)__builtin_ctzll(bits);
+            return p <= last ? p : last + 1;
+        }
+        p += 64 - (s & 63);
+    }
+    return last + 1;
+}
+
 uint64_t tw_run(tern_stack *st, uint64_t now,
                 void (*fn)(tern_stack *, struct tern_conn *, uint64_t))
 {
@@ -91,7 +109,8 @@ uint64_t tw_run(tern_stack *st, uint64_t now,
     uint64_t p = w->cur + 1;
     if (now_tick - w->cur > TW_SLOTS)
         p = now_tick - TW_SLOTS + 1;
-    for (; p <= now_tick; p++) {
+    for (p = tw_busy(w, p, now_tick); p <= now_tick;
+         p = tw_busy(w, p + 1, now_tick)) {
         w->cur = p;             /* anything filed now lands after p */
         uint32_t s = (uint32_t)p & TW_MASK;
         /* take entries one at a time: handlers may cancel or re-file

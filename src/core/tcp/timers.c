@@ -14,13 +14,17 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
 /* Tail loss probe timeout (RFC 8985 section 7.2): two smoothed RTTs, plus
  * the worst delayed-ACK wait (200 ms) when only one segment is out, since
  * its ACK may be held back; never less than TLP_MIN_US nor more than the
- * RTO. */
-#define TLP_MIN_US 10000u
+ * RTO. The timer is armed when the first segment of a flight leaves: with
+ * more data queued behind it the flight is not a lone segment (the rest
+ * follows in the same output pass, or as the window opens), and a lone-
+ * segment PTO would come after the RTO and rule the probe out for the
+ * whole flight. */
+#define TLP_MIN_US 2000u
 #define TLP_DELACK_US 200000u
 static uint64_t tlp_timeout_ns(const struct tern_conn *c, uint64_t rto_ns)
 {
     uint64_t pto = 2ull * c->srtt_us;
-    if (c->snd_max - c->snd_una <= c->mss)
+    if (c->snd_max - c->snd_una <= c->mss && !seq_gt(c->sq_end, c->snd_max))
         pto += TLP_DELACK_US;
     if (pto < TLP_MIN_US)
         pto = TLP_MIN_US;
@@ -40,7 +44,7 @@ static bool tlp_allowed(const struct tern_conn *c)
 void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
 {
     uint64_t rto = ms_ns(rto_cur(TL(st), c));
-    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP);
+    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
     /* a probe no earlier than the RTO would only delay the RTO */
     if (tlp_allowed(c) && tlp_timeout_ns(c, rto) < rto) {
         c->flags |= TF_TLP;
@@ -159,7 +163,7 @@ static void rto_expired(tern_stack *st, struct tern_conn *c)
         return;
     }
     CTR(st, tcp_rto_expiries);
-    c->flags &= ~(uint32_t)(TF_TLP | TF_TLP_SENT);
+    c->flags &= ~(uint32_t)(TF_TLP | TF_TLP_SENT | TF_RACK);
     if (c->backoff == 0)
         tl->cc->on_rto(c, st->now);
     else
@@ -231,7 +235,9 @@ static void rtx_fire(tern_stack *st, struct tern_conn *c)
     default:
         break;
     }
-    if (c->snd_max != c->snd_una && (c->flags & TF_TLP))
+    if (c->snd_max != c->snd_una && (c->flags & TF_RACK))
+        rack_timeout(st, c);
+    else if (c->snd_max != c->snd_una && (c->flags & TF_TLP))
         tlp_fire(st, c);
     else if (c->snd_max != c->snd_una)
         rto_expired(st, c);

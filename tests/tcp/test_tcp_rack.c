@@ -1,0 +1,211 @@
+/* RACK (RFC 8985 section 6) against a scripted peer, simulated time:
+ *  - a fast retransmission that is lost again is found and resent once
+ *    data sent after it is SACKed, with no RTO;
+ *  - a segment that arrives reordered within the reordering window is not
+ *    resent, and the reordering is remembered;
+ *  - a segment still missing when the window has passed is resent by the
+ *    reordering timer, again with no RTO. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tcp/tcp.h"
+
+#define SEG 1448u
+
+static tern_conn *conn;
+static uint64_t acked;
+static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)st; (void)lu;
+    conn = c;
+    return NULL;
+}
+static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
+{
+    (void)st; (void)c; (void)u;
+    acked += n;
+}
+static void tweak(tern_config *c)
+{
+    c->cb.accepted = on_accepted;
+    c->cb.acked = on_acked;
+    c->time_wait_ms = 1000;
+}
+
+static th *T;
+static peer P;
+static uint8_t data[30 * SEG];
+static uint32_t una;           /* the stack's first data byte */
+
+static int setup(void **s)
+{
+    (void)s;
+    conn = NULL;
+    acked = 0;
+    T = th_new(tweak);
+    peer_init(&P, T);
+    peer_connect(&P, 80, 40100);
+    assert_non_null(conn);
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (uint8_t)(i * 7);
+    return 0;
+}
+static int teardown(void **s)
+{
+    (void)s;
+    assert_int_equal(th_free(T), 0);
+    return 0;
+}
+
+static const tern_counters *ctr(void) { return tern_get_counters(T->st); }
+
+static void advance_us(uint64_t us)
+{
+    uint64_t end = T->now + us * 1000;
+    while (T->now < end) {
+        uint64_t d = th_poll(T);
+        T->now = d < end && d > T->now ? d : end;
+    }
+    th_poll(T);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+/* An ACK of `ack` (relative to una) SACKing segments [a, b) (b > a). */
+static void ack_sack(uint32_t ack, uint32_t a, uint32_t b)
+{
+    uint8_t o[12] = {1, 1, 5, 10};
+    put32(o + 4, una + a * SEG);
+    put32(o + 8, una + b * SEG);
+    P.ack = una + ack * SEG;
+    peer_send_opts(&P, F_ACK, o, b > a ? 12 : 0, NULL, 0);
+}
+
+/* How many captured data segments start at segment k. */
+static unsigned sent_of(uint32_t k)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < tp_count(T); i++) {
+        tpkt p;
+        if (tp_get(T, (int)i, &p) && p.len && p.seq == una + k * SEG)
+            n++;
+    }
+    return n;
+}
+
+/* Queue n segments; the first ten (IW10) leave at once. */
+static void start(uint32_t n)
+{
+    assert_int_equal(tern_tcp_send(T->st, conn, data, n * SEG), (long)(n * SEG));
+    tern_flush(T->st);
+    assert_int_equal(tp_count(T), 10);
+    tpkt p;
+    tp_get(T, 0, &p);
+    una = p.seq;
+}
+
+static void lost_retransmission(void **s)
+{
+    (void)s;
+    start(30);
+    advance_us(1000);                        /* RTT ~1 ms */
+    /* segment 0 lost: SACKs for 1, 1-2, 1-3 start fast recovery */
+    th_clear(T);
+    for (uint32_t k = 2; k <= 4; k++)
+        ack_sack(0, 1, k);
+    assert_int_equal(ctr()->tcp_sack_recoveries, 1);
+    assert_int_equal(sent_of(0), 1);         /* the fast retransmission */
+    /* that retransmission is lost too. Later ACKs SACK the rest of the
+     * first flight; the stack sends new data (segments 10 and up) after
+     * its retransmission */
+    advance_us(1000);
+    th_clear(T);
+    for (uint32_t k = 5; k <= 10; k++)
+        ack_sack(0, 1, k);
+    assert_true(sent_of(10) == 1);
+    assert_int_equal(sent_of(0), 0);
+    /* one RTT later the peer SACKs segment 10, sent after the lost
+     * retransmission: RACK finds it lost again and resends it at once */
+    advance_us(1000);
+    th_clear(T);
+    ack_sack(0, 1, 11);
+    assert_int_equal(sent_of(0), 1);
+    assert_true(ctr()->tcp_rack_lost >= 1);
+    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+    /* it arrives: everything sent so far is acknowledged */
+    advance_us(1000);
+    uint32_t max = ((struct tern_conn *)conn)->snd_max - una;
+    P.ack = una + max;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(acked, max);
+    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+    assert_int_equal(ctr()->tcp_sack_recoveries, 1);   /* one episode */
+}
+
+static void reordering_within_window(void **s)
+{
+    (void)s;
+    start(10);
+    advance_us(1000);
+    th_clear(T);
+    /* segment 1 overtakes segment 0 (one SACK: below DupThresh) */
+    ack_sack(0, 1, 2);
+    assert_int_equal(tp_count(T), 0);
+    /* segment 0 comes 100 us later, inside min_RTT / 4 */
+    advance_us(100);
+    ack_sack(2, 0, 0);
+    assert_true(((struct tern_conn *)conn)->flags & TF_REORDER);
+    advance_us(5000);                        /* any timer may fire now */
+    assert_int_equal(sent_of(0), 0);         /* (a tail probe may resend 9) */
+    assert_int_equal(ctr()->tcp_rack_lost, 0);
+    assert_int_equal(ctr()->tcp_fast_retransmits, 0);
+    P.ack = una + 10 * SEG;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(acked, 10 * SEG);
+    assert_int_equal(ctr()->tcp_retransmits, ctr()->tcp_tail_loss_probes);
+    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+}
+
+static void reordering_window_passes(void **s)
+{
+    (void)s;
+    start(10);
+    advance_us(1000);
+    th_clear(T);
+    ack_sack(0, 1, 2);                       /* only segment 1 arrived */
+    assert_int_equal(tp_count(T), 0);
+    /* segment 0 never comes: once the window has passed, the reordering
+     * timer resends it (long before the RTO or a tail probe) */
+    advance_us(5000);
+    assert_int_equal(sent_of(0), 1);
+    assert_true(ctr()->tcp_rack_timeouts >= 1);
+    assert_int_equal(ctr()->tcp_rack_recoveries, 1);
+    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+    assert_int_equal(ctr()->tcp_tail_loss_probes, 0);
+    P.ack = una + 10 * SEG;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(acked, 10 * SEG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(lost_retransmission, setup, teardown),
+        cmocka_unit_test_setup_teardown(reordering_within_window, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(reordering_window_passes, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
