@@ -54,6 +54,9 @@
  *   offloads=0   declare no offload at all (software checksums)
  *   rss=0        do not configure RSS
  *   lro=1        enable LRO if the port has it (needs SG)
+ *   idle_yield=N sched_yield() after N empty rx polls of a queue in a row
+ *                (0 = never, the default): for busy-polling threads that
+ *                share CPUs, e.g. both processes of a memif pair
  *   mac=MAC      tern's MAC (added to the port's filter, or promiscuous).
  *                Default: the port's; on net_tap, whose kernel interface
  *                has the port's MAC, a locally administered one derived
@@ -62,6 +65,9 @@
  *   eal=ARGS     EAL arguments; without it the environment variable
  *                TERN_DPDK_EAL, else
  *                "--no-huge -m 512 --no-pci --no-shconf --no-telemetry"
+ * Without tern_dev_args.extra, the options come from the environment
+ * variable TERN_DPDK_OPTS (same syntax), for programs that have no flag
+ * for driver options.
  * iface: a port name ("net_memif0"), a port number, or a vdev spec with
  * arguments ("net_tap0,iface=tern0"), which is added as --vdev. Empty: the
  * first port.
@@ -133,6 +139,7 @@ typedef struct dq {
     const struct rte_memzone *mz;  /* memory behind mp */
     tern_pool tp;                  /* tern's view: stock of free mbufs */
     unsigned stock_lo, stock_target, stock_hi;
+    unsigned idle, idle_yield;     /* empty polls in a row; yield after */
     tern_dpdk_stats st;
 } __rte_cache_aligned dq;
 
@@ -606,8 +613,16 @@ static unsigned dpdk_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
         if (got < want)
             break;
     }
-    if (n)
+    if (n) {
         __atomic_fetch_add(&d->base.rx_frames, n, __ATOMIC_RELAXED);
+        q->idle = 0;
+    } else if (q->idle_yield && ++q->idle >= q->idle_yield) {
+        /* Nothing for a while: let a thread sharing this CPU run (another
+         * busy-polling queue, the peer process of a memif pair). Returns
+         * at once when nothing else is runnable here. */
+        q->idle = 0;
+        sched_yield();
+    }
     return n;
 }
 
@@ -1049,19 +1064,24 @@ static tern_dev *dpdk_open(const tern_dev_args *a, char *err, size_t errlen)
         tern_netif_err(err, errlen, "dpdk: no arguments");
         return NULL;
     }
-    /* Options before eal= (which may contain commas of its own). */
-    const char *eal = eal_opt(a->extra);
+    /* Options before eal= (which may contain commas of its own); without
+     * any, those of TERN_DPDK_OPTS (programs with no flag for them). */
+    const char *extra = a->extra && *a->extra ? a->extra
+                                              : getenv("TERN_DPDK_OPTS");
+    const char *eal = eal_opt(extra);
     char opts[256] = "";
-    if (a->extra) {
-        size_t l = eal ? (size_t)(eal - 4 - a->extra) : strlen(a->extra);
+    if (extra) {
+        size_t l = eal ? (size_t)(eal - 4 - extra) : strlen(extra);
         if (l >= sizeof opts)
             l = sizeof opts - 1;
-        memcpy(opts, a->extra, l);
+        memcpy(opts, extra, l);
         opts[l] = 0;
     }
     bool offloads = tern_netif_opt_bool(opts, "offloads", true);
     bool rss = tern_netif_opt_bool(opts, "rss", true);
     bool lro = tern_netif_opt_bool(opts, "lro", false);
+    unsigned idle_yield =
+        (unsigned)tern_netif_opt_ulong(opts, "idle_yield", 0);
     if (!eal)
         eal = getenv("TERN_DPDK_EAL");
     if (eal && !*eal)
@@ -1150,6 +1170,7 @@ static tern_dev *dpdk_open(const tern_dev_args *a, char *err, size_t errlen)
         q->d = d;
         q->idx = (uint16_t)i;
         q->prepare = true;
+        q->idle_yield = idle_yield;
         if (make_pools(d, q, pool, socket, err, errlen) < 0)
             goto fail;
         d->pool_ptrs[i] = &q->tp;

@@ -37,6 +37,7 @@ one failed, 2 on bad flags.
 subcommands:
   tern bench validate FILE.json   check a result document's shape
   tern bench report FILE.json     rewrite FILE.md and the plots from FILE.json
+  tern bench scaling [--links mem,memif]   1 -> 2 cores (issue 8; --help)
 """ % ", ".join(s.name for s in stacks.ALL)
 
 
@@ -458,6 +459,9 @@ def main(argv):
         return validate(argv[1:])
     if argv and argv[0] == "report":
         return report(argv[1:])
+    if argv and argv[0] == "scaling":
+        from . import scaling
+        return scaling.main(argv[1:])
     p = parser()
     a = p.parse_args(argv)   # exits 2 on a bad flag
     a.argv = list(argv)
