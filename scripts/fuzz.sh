@@ -1,13 +1,14 @@
 #!/bin/sh
 # fuzz.sh [SECONDS] [HARNESS...] - build the libFuzzer harnesses with clang
 # (ASan + UBSan) and run each for SECONDS (default 60). Corpora grow in
-# build-fuzz/corpus-<harness>/; a crash leaves its input in build-fuzz/ and
-# makes this script fail.
+# build-fuzz/corpus-<harness>/ (TERN_FUZZ_OUT names another directory); a
+# crash leaves its input there and makes this script fail. Extra libFuzzer
+# flags can come in TERN_FUZZ_FLAGS, e.g. "-runs=10000000".
 set -eu
 seconds=${1:-60}
 [ $# -gt 0 ] && shift
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=$root/build-fuzz
+out=${TERN_FUZZ_OUT:-$root/build-fuzz}
 harnesses=${*:-"fuzz_frame fuzz_sequence fuzz_options"}
 mkdir -p "$out"
 cd "$out"
@@ -28,7 +29,7 @@ for h in $harnesses; do
     fi
     echo "fuzz: $h for ${seconds}s"
     "$out/$h" -max_total_time="$seconds" -max_len=4096 -print_final_stats=1 \
-        -artifact_prefix="$out/$h-" "$corpus" 2>"$out/$h.log" || {
+        ${TERN_FUZZ_FLAGS:-} -artifact_prefix="$out/$h-" "$corpus" 2>"$out/$h.log" || {
         tail -40 "$out/$h.log" >&2
         echo "fuzz: $h FAILED (log: $out/$h.log)" >&2
         exit 1

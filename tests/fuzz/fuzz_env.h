@@ -1,7 +1,8 @@
 /* fuzz_env.h - a stack instance for fuzzing: checksums not verified (so
  * mutated frames reach deep code), a UDP port bound, a TCP listener on
  * port 80 and one established connection (198.18.0.1:40000 -> :80) built
- * by a scripted handshake. Everything it sends is released at once. */
+ * by a scripted ARP request and handshake (peer ISS 1000). Everything
+ * it sends is released at once. */
 #ifndef TERN_FUZZ_ENV_H
 #define TERN_FUZZ_ENV_H
 
@@ -12,8 +13,13 @@
 
 #define FZ_IP TERN_IP4(198, 18, 0, 2)
 #define FZ_PEER TERN_IP4(198, 18, 0, 1)
+/* The established connection's ISS; make_corpus.py builds its seeds with
+ * it, and fz_reset warns if the stack picks another one. */
+#define FZ_ISS 0x8043e63eu
 
-/* A fresh instance (re-initialised in place on every call). */
+/* The start state above, the same on every call: built and checked once,
+ * then restored from a snapshot (fuzz_env.c). Call tern_stack_fini on the
+ * previous one first, so its buffers come back. */
 tern_stack *fz_reset(void);
 /* Feed one frame of len bytes at time now. */
 void fz_frame(tern_stack *st, const uint8_t *data, size_t len, uint64_t now);

@@ -11,6 +11,9 @@ US_MAC = bytes([2, 0, 0, 0, 0, 2])
 PEER_MAC = bytes([2, 0, 0, 0, 0, 1])
 US = bytes([198, 18, 0, 2])
 PEER = bytes([198, 18, 0, 1])
+# The established connection's initial sequence number (FZ_ISS in
+# fuzz_env.h, which checks it): seeds for that connection ack ISS + 1.
+ISS = 0x8043E63E
 
 
 def csum(data):
@@ -59,11 +62,11 @@ def main(out):
         "udp": eth(ip(17, l4(17, struct.pack("!HHHH", 5000, 53, 12, 0) + b"quer"))),
         "tcp_syn_opts": tcp(0x02, opts=b"\x02\x04\x05\xb4\x04\x02\x08\x0a" +
                             b"\0\0\0\1\0\0\0\0\x01\x03\x03\x07", sport=41000),
-        "tcp_ack": tcp(0x10, seq=1001, ack=1),
-        "tcp_data": tcp(0x18, seq=1001, ack=1, data=b"Echo this please"),
-        "tcp_sack": tcp(0x10, seq=1001, ack=1,
+        "tcp_ack": tcp(0x10, seq=1001, ack=ISS + 1),
+        "tcp_data": tcp(0x18, seq=1001, ack=ISS + 1, data=b"Echo this please"),
+        "tcp_sack": tcp(0x10, seq=1001, ack=ISS + 1,
                         opts=b"\x01\x01\x05\x0a\0\0\0\x10\0\0\0\x20"),
-        "tcp_fin": tcp(0x11, seq=1001, ack=1),
+        "tcp_fin": tcp(0x11, seq=1001, ack=ISS + 1),
         "tcp_rst": tcp(0x04, seq=1001),
     }
     options = {
