@@ -794,11 +794,12 @@ def tcp_wscale_15(ctx):
     data = cs.pattern(30000, 7)
     c.send_data(data)
     # Everything tern sends before we acknowledge anything: new data only
-    # (retransmissions do not extend it), until none comes for 0.5 s.
+    # (retransmissions do not extend it), until none comes for 2 s (long
+    # enough that a loaded machine's slow scapy does not end it early).
     top = c.rcv_nxt
     while True:
         s = c.wait(lambda s: s.rst or (len(s.payload) > 0 and
-                                       tcpinj.slt(top, s.end)), 0.5)
+                                       tcpinj.slt(top, s.end)), 2.0)
         if s is None:
             break
         ctx.check(not s.rst, "RST: %r" % s)
