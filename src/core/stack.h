@@ -152,6 +152,15 @@ const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until);
 /* ---- IPv4 (ip4.c) ---- */
 void ip4_input(tern_stack *st, tern_buf *b);
 /*
+ * The common case in one pass, from eth_input: an unfragmented frame to
+ * our MAC carrying a 20-byte IPv4 header for our address with the usual
+ * TCP segment of a connection (tcp_common_ok). Counts and handles it as
+ * the layered path would and returns true; for anything else returns
+ * false having changed nothing, and the layered path takes the frame
+ * (and drops and counts what it must). b->data: the Ethernet header.
+ */
+bool ip4_input_common(tern_stack *st, tern_buf *b);
+/*
  * Send an IP datagram whose transport header starts at b->data (headroom
  * kept). Fills the IPv4 header (with checksum, or the TX_IP_CSUM flag when
  * the NIC does it), routes via the gateway when dst is off-link, resolves
@@ -195,6 +204,15 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
  * measuring (c->base == NULL) st is NULL. */
 void tcp_mem(tern_stack *st, const tern_config *cfg, carve *c);
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
+/* The fast receive path (ip4_input_common): whether the TCP segment of len
+ * bytes after the checked 20-byte IPv4 header iph is the usual one (32-byte
+ * header with NOP NOP TS, no SYN or RST, nonzero ports, good checksum), so
+ * that parsing it cannot drop it. Changes nothing. */
+bool tcp_common_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
+                   uint32_t len);
+/* Take such a segment (b->data at its TCP header, b->len its length) from
+ * src, as tcp_input would after parsing it. */
+void tcp_input_common(tern_stack *st, tern_buf *b, uint32_t src);
 /* Release every buffer TCP holds (tern_stack_fini). */
 void tcp_fini(tern_stack *st);
 /* Called once at the end of every tern_input() burst, before the transmit

@@ -241,3 +241,21 @@ int th_frame_csums_ok(const uint8_t *f, size_t len)
     }
     return 1;
 }
+
+void th_advance_us(th *t, uint64_t us)
+{
+    uint64_t end = t->now + us * 1000;
+    while (t->now < end) {
+        uint64_t d = th_poll(t);
+        t->now = d < end && d > t->now ? d : end;
+    }
+    th_poll(t);
+}
+
+void th_put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}

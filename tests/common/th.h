@@ -41,6 +41,10 @@ int th_free(th *t);
 void th_input(th *t, const uint8_t *frame, size_t len);
 uint64_t th_poll(th *t);
 void th_clear(th *t);   /* forget captured frames */
+/* Move t->now forward by `us`, running every deadline on the way. */
+void th_advance_us(th *t, uint64_t us);
+/* Store v big-endian at p. */
+void th_put32(uint8_t *p, uint32_t v);
 
 /* Frame builders: write into out, return the length. */
 size_t th_eth(uint8_t *out, const uint8_t *dst, const uint8_t *src,

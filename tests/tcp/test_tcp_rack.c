@@ -64,30 +64,13 @@ static int teardown(void **s)
 
 static const tern_counters *ctr(void) { return tern_get_counters(T->st); }
 
-static void advance_us(uint64_t us)
-{
-    uint64_t end = T->now + us * 1000;
-    while (T->now < end) {
-        uint64_t d = th_poll(T);
-        T->now = d < end && d > T->now ? d : end;
-    }
-    th_poll(T);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
 
 /* An ACK of `ack` (relative to una) SACKing segments [a, b) (b > a). */
 static void ack_sack(uint32_t ack, uint32_t a, uint32_t b)
 {
     uint8_t o[12] = {1, 1, 5, 10};
-    put32(o + 4, una + a * SEG);
-    put32(o + 8, una + b * SEG);
+    th_put32(o + 4, una + a * SEG);
+    th_put32(o + 8, una + b * SEG);
     P.ack = una + ack * SEG;
     peer_send_opts(&P, F_ACK, o, b > a ? 12 : 0, NULL, 0);
 }
@@ -119,7 +102,7 @@ static void lost_retransmission(void **s)
 {
     (void)s;
     start(30);
-    advance_us(1000);                        /* RTT ~1 ms */
+    th_advance_us(T, 1000);                        /* RTT ~1 ms */
     /* segment 0 lost: SACKs for 1, 1-2, 1-3 start fast recovery */
     th_clear(T);
     for (uint32_t k = 2; k <= 4; k++)
@@ -129,7 +112,7 @@ static void lost_retransmission(void **s)
     /* that retransmission is lost too. Later ACKs SACK the rest of the
      * first flight; the stack sends new data (segments 10 and up) after
      * its retransmission */
-    advance_us(1000);
+    th_advance_us(T, 1000);
     th_clear(T);
     for (uint32_t k = 5; k <= 10; k++)
         ack_sack(0, 1, k);
@@ -137,14 +120,14 @@ static void lost_retransmission(void **s)
     assert_int_equal(sent_of(0), 0);
     /* one RTT later the peer SACKs segment 10, sent after the lost
      * retransmission: RACK finds it lost again and resends it at once */
-    advance_us(1000);
+    th_advance_us(T, 1000);
     th_clear(T);
     ack_sack(0, 1, 11);
     assert_int_equal(sent_of(0), 1);
     assert_true(ctr()->tcp_rack_lost >= 1);
     assert_int_equal(ctr()->tcp_rto_expiries, 0);
     /* it arrives: everything sent so far is acknowledged */
-    advance_us(1000);
+    th_advance_us(T, 1000);
     uint32_t max = ((struct tern_conn *)conn)->snd_max - una;
     P.ack = una + max;
     peer_send(&P, F_ACK, NULL, 0);
@@ -157,16 +140,16 @@ static void reordering_within_window(void **s)
 {
     (void)s;
     start(10);
-    advance_us(1000);
+    th_advance_us(T, 1000);
     th_clear(T);
     /* segment 1 overtakes segment 0 (one SACK: below DupThresh) */
     ack_sack(0, 1, 2);
     assert_int_equal(tp_count(T), 0);
     /* segment 0 comes 100 us later, inside min_RTT / 4 */
-    advance_us(100);
+    th_advance_us(T, 100);
     ack_sack(2, 0, 0);
     assert_true(((struct tern_conn *)conn)->flags & TF_REORDER);
-    advance_us(5000);                        /* any timer may fire now */
+    th_advance_us(T, 5000);                        /* any timer may fire now */
     assert_int_equal(sent_of(0), 0);         /* (a tail probe may resend 9) */
     assert_int_equal(ctr()->tcp_rack_lost, 0);
     assert_int_equal(ctr()->tcp_fast_retransmits, 0);
@@ -181,13 +164,13 @@ static void reordering_window_passes(void **s)
 {
     (void)s;
     start(10);
-    advance_us(1000);
+    th_advance_us(T, 1000);
     th_clear(T);
     ack_sack(0, 1, 2);                       /* only segment 1 arrived */
     assert_int_equal(tp_count(T), 0);
     /* segment 0 never comes: once the window has passed, the reordering
      * timer resends it (long before the RTO or a tail probe) */
-    advance_us(5000);
+    th_advance_us(T, 5000);
     assert_int_equal(sent_of(0), 1);
     assert_true(ctr()->tcp_rack_timeouts >= 1);
     assert_int_equal(ctr()->tcp_rack_recoveries, 1);

@@ -3,6 +3,50 @@
  * connection (tcp_input_done), timers (tcp_poll) and ICMP errors. */
 #include "cc.h"
 
+/* NOP NOP TS(10): the options of nearly every segment, as one word. */
+#define TS_LAYOUT_WORD 0x0101080au
+
+/* The fixed fields of the segment at b->data: len bytes, a doff-byte
+ * header, from src. */
+static void seg_fields(tcp_seg *s, tern_buf *b, uint32_t len, uint32_t doff,
+                       uint32_t src)
+{
+    const uint8_t *h = b->data;
+    s->sport = rd16(h);
+    s->dport = rd16(h + 2);
+    s->flags = h[13];
+    s->seq = rd32(h + 4);
+    s->ack = rd32(h + 8);
+    s->wnd = rd16(h + 14);
+    s->src = src;
+    s->buf = b;
+    s->payload = b->data + doff;
+    s->len = len - doff;
+}
+
+/* Options in the TS_LAYOUT_WORD layout. */
+static void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
+{
+    s->o.has = OPT_TS;
+    s->o.nsack = 0;
+    s->o.tsval = rd32(opt + 4);
+    s->o.tsecr = rd32(opt + 8);
+}
+
+/* Whether the checksum of the len-byte segment at h (in b) is good, or
+ * need not be checked. */
+static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
+                           const uint8_t *h, uint32_t src, uint32_t dst,
+                           uint32_t len)
+{
+    if (b->flags & TERN_BUF_RX_L4_CSUM_OK || st->cfg.fuzz_skip_csum)
+        return true;
+    /* both sums take the pseudo header's 32-bit sum unfolded */
+    uint32_t ps = ip4_pseudo_sum(src, dst, IP_PROTO_TCP, len);
+    return (b->frag ? csum_chain(b, h, len, ps)
+                    : tern_csum_partial(h, len, ps)) == 0xffff;
+}
+
 /* Validate the header and fill s; returns the counter of the drop reason
  * or NULL. len: the segment's bytes (more than b->len for a chain, whose
  * first buffer must hold the whole header). */
@@ -17,37 +61,18 @@ static uint64_t *parse(tern_stack *st, tern_buf *b, const ip4_rx *ip,
         return &st->ctr.tcp_drop_hdr_len;
     if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
         return &st->ctr.tcp_drop_csum;
-    if (!(b->flags & TERN_BUF_RX_L4_CSUM_OK) && !st->cfg.fuzz_skip_csum) {
-        uint32_t ps = csum_fold64(ip4_pseudo_sum(ip->src, ip->dst,
-                                                 IP_PROTO_TCP, len));
-        if ((b->frag ? csum_chain(b, h, len, ps)
-                     : tern_csum_partial(h, len, ps)) != 0xffff)
-            return &st->ctr.tcp_drop_csum;
-    }
+    if (!csum_ok(st, b, h, ip->src, ip->dst, len))
+        return &st->ctr.tcp_drop_csum;
     if (ip->broadcast)
         return &st->ctr.tcp_drop_no_conn;
-    s->sport = rd16(h);
-    s->dport = rd16(h + 2);
+    seg_fields(s, b, len, doff, ip->src);
     if (!s->sport || !s->dport)
         return &st->ctr.tcp_drop_port0;
-    s->flags = h[13];
     if ((s->flags & TCP_SYN) && (s->flags & (TCP_FIN | TCP_RST)))
         return &st->ctr.tcp_drop_flags;
-    s->seq = rd32(h + 4);
-    s->ack = rd32(h + 8);
-    s->wnd = rd16(h + 14);
-    s->src = ip->src;
-    s->buf = b;
-    s->payload = b->data + doff;
-    s->len = len - doff;
     const uint8_t *opt = h + TCP_HDR_LEN;
-    /* the common layout: NOP NOP TS */
-    if (doff == TCP_HDR_LEN + TCP_TS_LEN && opt[0] == TCPOPT_NOP &&
-        opt[1] == TCPOPT_NOP && opt[2] == TCPOPT_TS && opt[3] == 10) {
-        s->o.has = OPT_TS;
-        s->o.nsack = 0;
-        s->o.tsval = rd32(opt + 4);
-        s->o.tsecr = rd32(opt + 8);
+    if (doff == TCP_HDR_LEN + TCP_TS_LEN && rd32(opt) == TS_LAYOUT_WORD) {
+        seg_ts_opts(s, opt);
     } else if (!tcp_opts_parse(opt, doff - TCP_HDR_LEN,
                                (s->flags & TCP_SYN) != 0, &s->o)) {
         return &st->ctr.tcp_drop_options;
@@ -142,6 +167,29 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
         segment_chain(st, &s);
     else
         segment(st, &s);
+}
+
+bool tcp_common_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
+                   uint32_t len)
+{
+    const uint8_t *h = iph + IP4_HDR_LEN;
+    if (len < TCP_HDR_LEN + TCP_TS_LEN ||
+        (h[12] >> 4) != (TCP_HDR_LEN + TCP_TS_LEN) / 4 ||
+        rd32(h + TCP_HDR_LEN) != TS_LAYOUT_WORD ||
+        (h[13] & (TCP_SYN | TCP_RST)) || !rd16(h) || !rd16(h + 2) ||
+        (b->flags & TERN_BUF_RX_L4_CSUM_BAD) || !TL(st))
+        return false;
+    return csum_ok(st, b, h, rd32(iph + 12), rd32(iph + 16), len);
+}
+
+void tcp_input_common(tern_stack *st, tern_buf *b, uint32_t src)
+{
+    tcp_seg s;
+    CTR(st, tcp_in);
+    TL(st)->in_input = true;
+    seg_fields(&s, b, b->len, TCP_HDR_LEN + TCP_TS_LEN, src);
+    seg_ts_opts(&s, b->data + TCP_HDR_LEN);
+    segment(st, &s);
 }
 
 static void run_pending(tern_stack *st)

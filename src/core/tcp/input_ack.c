@@ -21,6 +21,49 @@ static void sq_release(tern_stack *st, struct tern_conn *c)
         c->sq_tail = NULL;
 }
 
+/*
+ * PRR, Proportional Rate Reduction (RFC 6937, PRR-SSRB), for a SACK
+ * recovery: on every ACK in it, cwnd = pipe + sndcnt, so the send loop's
+ * own check (pipe + SMSS <= cwnd) lets out sndcnt bytes. While pipe is
+ * above ssthresh, sndcnt keeps the bytes sent in recovery (prr_out) at
+ * ssthresh/RecoverFS of the bytes delivered (prr_delivered): the flight
+ * shrinks smoothly to ssthresh with an ACK clock, instead of RFC 6675's
+ * silence until pipe falls below ssthresh. Below ssthresh (more was lost
+ * than the reduction), slow-start reduction bound: catch up to ssthresh
+ * at most one SMSS beyond what this ACK delivered, never a burst.
+ * prr_out is read from bytes_sent (every data transmission counts it), so
+ * the send path carries no PRR code.
+ */
+static void prr_update(struct tern_conn *c, uint32_t delivered)
+{
+    c->prr_delivered += delivered;
+    uint32_t pipe = sb_pipe(c, c->mss);
+    uint32_t out = (uint32_t)c->bytes_sent - c->prr_base;
+    uint32_t snd;
+    if (pipe > c->ssthresh) {
+        /* sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out */
+        uint32_t fs = c->recover_fs ? c->recover_fs : 1;
+        uint64_t want = ((uint64_t)c->prr_delivered * c->ssthresh + fs - 1) /
+                        fs;
+        snd = want > out ? (uint32_t)(want - out) : 0;
+        /* whole segments, as Linux counts it: a fraction would never
+         * pass the send loop's check; the excess is paid back from the
+         * next ACKs' share */
+        if (snd % c->mss)
+            snd += c->mss - snd % c->mss;
+    } else {
+        /* MIN(ssthresh - pipe, MAX(prr_delivered - prr_out,
+         *     DeliveredData) + SMSS) */
+        uint32_t lim = c->prr_delivered > out ? c->prr_delivered - out : 0;
+        if (lim < delivered)
+            lim = delivered;
+        lim += c->mss;
+        uint32_t room = c->ssthresh - pipe;
+        snd = lim < room ? lim : room;
+    }
+    c->cwnd = pipe + snd;
+}
+
 void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
 {
     struct tcp_layer *tl = TL(st);
@@ -29,13 +72,16 @@ void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
     tl->cc->on_loss(c, st->now);
     c->flags |= TF_RECOVERY;
     c->flags &= ~(uint32_t)TF_RTT_TIMING;
+    c->prr_delivered = 0;           /* RFC 6937 */
+    c->prr_base = (uint32_t)c->bytes_sent;
+    c->recover_fs = c->snd_max - c->snd_una;
     uint32_t n = resend_una ? tcp_retransmit(st, c, c->snd_una, c->mss) : 0;
     if (c->flags & TF_SACK) {
         CTR(st, tcp_sack_recoveries);
         if (!resend_una)
             CTR(st, tcp_rack_recoveries);
-        c->cwnd = c->ssthresh;
         c->rxt_next = c->snd_una + n;
+        prr_update(c, 0);
     } else {
         c->cwnd = c->ssthresh + TCP_DUPTHRESH * c->mss;
     }
@@ -192,6 +238,15 @@ bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     }
 }
 
+/* After an ACK, during a SACK recovery (possibly begun by this ACK). */
+static void prr_ack(struct tern_conn *c, uint32_t una0, uint32_t sacked0)
+{
+    if ((c->flags & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
+        return;
+    uint32_t got = (c->snd_una - una0) + c->sacked;
+    prr_update(c, got > sacked0 ? got - sacked0 : 0);
+}
+
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
     /* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT */
@@ -205,6 +260,8 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
      * a recovery; the loss-free path never walks the send queue */
     bool rack = (c->flags & TF_SACK) &&
                 (s->o.nsack || c->nsb || (c->flags & TF_RECOVERY));
+    /* PRR's DeliveredData: the change in snd_una plus in SACKed bytes */
+    uint32_t una0 = c->snd_una, sacked0 = c->sacked;
     if (rack)
         rack_on_ack(st, c, s);
     if ((c->flags & TF_SACK) && s->o.nsack)
@@ -219,8 +276,10 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     if (advanced) {
         if (!tcp_new_ack(st, c, s))
             return false;
-        if (rack)
+        if (rack) {
             rack_detect(st, c);
+            prr_ack(c, una0, sacked0);
+        }
         return true;
     }
     /* RFC 5681's duplicate ACK keeps the window unchanged; with SACK an
@@ -232,7 +291,9 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         !(s->flags & (TCP_SYN | TCP_FIN)) && (wnd_same || sack_dup) &&
         c->snd_max != c->snd_una)
         on_dupack(st, c);
-    if (rack)
+    if (rack) {
         rack_detect(st, c);
+        prr_ack(c, una0, sacked0);
+    }
     return true;
 }

@@ -147,18 +147,26 @@ static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
            tmpl_build(st, c);
 }
 
+/* Built once for each header layout (with and without timestamps), so
+ * that each copy has its header length as a constant. */
+#if defined(__GNUC__)
+#define LAYOUT_INLINE inline __attribute__((always_inline))
+#else
+#define LAYOUT_INLINE inline
+#endif
+
 /*
  * The fast path of every established segment without SACK blocks: the
  * headers are the template plus a handful of 32-bit stores (the usual
  * NOP NOP TS layout), the TCP checksum is summed from the values being
  * stored (plus the cached payload sum) rather than read back, the IPv4
  * checksum is the template's sum plus length and id, and the frame goes
- * straight to the transmit burst.
+ * straight to the transmit burst. ts: c->flags has TF_TS.
  */
-static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                      uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
+static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
+                                      tern_buf *b, uint32_t seq, uint8_t flags,
+                                      uint32_t len, uint32_t psum, bool ts)
 {
-    bool ts = (c->flags & TF_TS) != 0;
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
@@ -210,6 +218,15 @@ static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
     CTR(st, ip_out);
     CTR(st, eth_out);
     stack_tx(st, b);
+}
+
+static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                      uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
+{
+    if (c->flags & TF_TS)
+        xmit_layout(st, c, b, seq, flags, len, psum, true);
+    else
+        xmit_layout(st, c, b, seq, flags, len, psum, false);
 }
 
 static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,

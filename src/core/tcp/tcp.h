@@ -180,6 +180,12 @@ struct tern_conn {
     uint32_t rack_min_rtt;    /* smallest unambiguous RACK round trip */
     uint32_t rack_lost_before;/* unSACKed data stamped before this is lost */
 
+    /* PRR (RFC 6937, input_ack.c) during a SACK recovery; cwnd is set to
+     * pipe + sndcnt on every ACK. Sent bytes are bytes_sent - prr_base. */
+    uint32_t prr_delivered;   /* bytes delivered since recovery began */
+    uint32_t prr_base;        /* low 32 bits of bytes_sent at its start */
+    uint32_t recover_fs;      /* RecoverFS: flight when it began */
+
     /* out-of-order receive queue: the received buffers themselves */
     tern_buf *ooo_head, *ooo_tail;
     uint32_t ooo_n;
