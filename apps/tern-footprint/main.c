@@ -66,7 +66,7 @@ static const char usage[] =
     "  --json            one JSON object on stdout\n"
     "  --help            this text\n";
 
-static void die(const char *msg, const char *arg)
+static _Noreturn void die(const char *msg, const char *arg)
 {
     fprintf(stderr, "tern-footprint: %s '%s' (see --help)\n", msg, arg);
     exit(2);
