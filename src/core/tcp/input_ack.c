@@ -137,7 +137,8 @@ static void partial_ack(tern_stack *st, struct tern_conn *c, uint32_t acked)
     tcp_arm_rto(st, c);
 }
 
-static uint32_t rtt_of(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+static inline uint32_t rtt_of(tern_stack *st, struct tern_conn *c,
+                              const tcp_seg *s)
 {
     if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && s->o.tsecr) {
         uint32_t ticks = ts_now(st->now) + c->ts_off - s->o.tsecr;
@@ -162,8 +163,59 @@ static bool cwnd_limited(const struct tern_conn *c, uint32_t flight)
     return flight >= c->cwnd >> 1;
 }
 
-/* A cumulative ACK that moved snd_una. false: the conn is gone. */
-bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+/* The usual ACK of a request/response flow: it covers the whole flight,
+ * which is all of the one send-queue buffer, with nothing unusual going on
+ * (no FIN sent, recovery, scoreboard or rewound snd_nxt) and cwnd not
+ * limiting. tcp_new_ack would then take none of its branches but the
+ * ones ack_whole_flight keeps. */
+static bool acks_whole_flight(const struct tern_conn *c, const tcp_seg *s)
+{
+    const tern_buf *q = c->sq_head;
+    return s->ack == c->snd_max && c->snd_nxt == c->snd_max && q &&
+           q == c->sq_tail && bq_end(q) == s->ack &&
+           !c->nsb && !(c->flags & (TF_FIN_SENT | TF_RECOVERY)) &&
+           !cwnd_limited(c, c->snd_max - c->snd_una);
+}
+
+/* tcp_new_ack for such an ACK, same order and effects: release the
+ * buffer, take the RTT sample, clear the loss state, stop the RTO (nothing
+ * is left in flight), report the acked data. false: the conn is gone. */
+static bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
+                             const tcp_seg *s)
+{
+    tern_buf *q = c->sq_head;
+    uint32_t data = s->ack - c->snd_una;
+    c->snd_una = s->ack;
+    if (c->sq_cur == q)
+        c->sq_cur = NULL;
+    sq_put(st, q);
+    c->sq_head = c->sq_tail = NULL;
+    uint32_t rtt = rtt_of(st, c, s);
+    if (rtt)
+        rtt_sample(st, c, rtt);
+    c->backoff = 0;
+    c->probes = 0;
+    c->flags &= ~(uint32_t)TF_TLP_SENT;
+    c->fack = c->snd_una;
+    c->dupacks = 0;
+    c->t_rtx = TERN_NEVER;
+    conn_pend(st, c, TF_OUTPUT);
+    c->bytes_acked += data;
+    uint32_t gen = c->gen;
+    if (st->cfg.cb.acked && (c->flags & TF_APP) && !(c->flags & TF_CLOSED_CB))
+        st->cfg.cb.acked(st, c, c->user, data);
+    return c->gen == gen;
+}
+
+/* tcp_new_ack for any other ACK. Kept out of line so the common case
+ * above pays no register saves for it. */
+#if defined(__GNUC__)
+#define GENERAL_PATH __attribute__((noinline))
+#else
+#define GENERAL_PATH
+#endif
+static GENERAL_PATH bool new_ack_general(tern_stack *st, struct tern_conn *c,
+                                         const tcp_seg *s)
 {
     struct tcp_layer *tl = TL(st);
     uint32_t flight = c->snd_max - c->snd_una;
@@ -236,6 +288,14 @@ bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     default:
         return true;
     }
+}
+
+/* A cumulative ACK that moved snd_una. false: the conn is gone. */
+bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
+{
+    if (acks_whole_flight(c, s))
+        return ack_whole_flight(st, c, s);
+    return new_ack_general(st, c, s);
 }
 
 /* After an ACK, during a SACK recovery (possibly begun by this ACK). */

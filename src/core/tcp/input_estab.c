@@ -83,9 +83,10 @@ static bool establish_passive(tern_stack *st, struct tern_conn *c,
     return true;
 }
 
-/* Hand len bytes at p (inside b) to the app. false: the conn is gone. */
-static bool deliver(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                    uint8_t *p, uint32_t len)
+/* Hand len bytes at p (inside b) to the app. false: the conn is gone.
+ * Inline (as ack_policy): once per data segment, from the fast path. */
+static inline bool deliver(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                           uint8_t *p, uint32_t len)
 {
     c->rcv_nxt += len;
     c->rcv_unacked += len;
@@ -140,7 +141,7 @@ static bool rcv_fin(tern_stack *st, struct tern_conn *c)
 #define QUICKACK_SEGS 32
 #define STRETCH_SEGS 4
 
-static void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
+static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
 {
     struct tcp_layer *tl = TL(st);
     if (c->quickacks) {
