@@ -91,8 +91,14 @@ start() {
 }
 
 # finish PID NAME [SIGNAL]: optionally signal, wait (bounded), return rc.
+# The signal goes to the program under `timeout`, not to timeout itself:
+# timeout passes a signal on to the child AND to its process group, so the
+# program would get it twice, and the apps take a second signal as "kill
+# now" (exit 130).
 finish() {
-    [ -n "${3:-}" ] && kill "-$3" "$1" 2>/dev/null
+    if [ -n "${3:-}" ]; then
+        pkill "-$3" -P "$1" 2>/dev/null || kill "-$3" "$1" 2>/dev/null
+    fi
     i=0
     while kill -0 "$1" 2>/dev/null; do
         i=$((i + 1))
