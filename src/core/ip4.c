@@ -153,17 +153,22 @@ static bool ip4_hdr_sum_ok(const uint8_t *h)
 }
 
 /* Whether the 20-byte header h of the frame b (Ethernet header first)
- * passes every check of ip4_check and ip4_input without options, padding
- * aside: to our unicast address, TCP, not a fragment, good sum. */
-static bool ip4_common_ok(const tern_stack *st, const tern_buf *b,
-                          const uint8_t *h)
+ * passes the field checks of ip4_check and ip4_input without options,
+ * padding aside: to our unicast address, TCP, not a fragment. */
+static bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
+                              const uint8_t *h)
 {
     uint32_t total = rd16(h + 2), dst = rd32(h + 16);
-    if (h[0] != 0x45 || h[9] != IP_PROTO_TCP ||
-        total > b->len - ETH_HDR_LEN || total < IP4_HDR_LEN ||
-        (rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK)) ||
-        dst != st->cfg.ip || dst == st->bcast)
-        return false;
+    return h[0] == 0x45 && h[9] == IP_PROTO_TCP &&
+           total <= b->len - ETH_HDR_LEN && total >= IP4_HDR_LEN &&
+           !(rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK)) &&
+           dst == st->cfg.ip && dst != st->bcast;
+}
+
+/* The rest of them: a good header sum and an acceptable source. */
+static bool ip4_common_sum_src(const tern_stack *st, const tern_buf *b,
+                               const uint8_t *h)
+{
     if (!(b->flags & TERN_BUF_RX_IP_CSUM_OK) && !st->cfg.fuzz_skip_csum &&
         !ip4_hdr_sum_ok(h))
         return false;
@@ -178,7 +183,12 @@ bool ip4_input_common(tern_stack *st, tern_buf *b)
         return false;
     const uint8_t *h = e + ETH_HDR_LEN;
     uint32_t tcp_len = rd16(h + 2) - IP4_HDR_LEN;
-    if (!ip4_common_ok(st, b, h) || !tcp_common_ok(st, b, h, tcp_len))
+    /* Cheap field tests of both headers before either sum, so a segment
+     * the layered path takes anyway (SYN, no timestamps) is not summed
+     * twice. */
+    if (!ip4_common_fields(st, b, h) ||
+        !tcp_common_shape(st, b, h + IP4_HDR_LEN, tcp_len) ||
+        !ip4_common_sum_src(st, b, h) || !tcp_common_sum_ok(st, b, h, tcp_len))
         return false;
     CTR(st, ip_in);
     b->data += ETH_HDR_LEN + IP4_HDR_LEN;

@@ -154,7 +154,7 @@ void ip4_input(tern_stack *st, tern_buf *b);
 /*
  * The common case in one pass, from eth_input: an unfragmented frame to
  * our MAC carrying a 20-byte IPv4 header for our address with the usual
- * TCP segment of a connection (tcp_common_ok). Counts and handles it as
+ * TCP segment of a connection (tcp_common_shape). Counts and handles it as
  * the layered path would and returns true; for anything else returns
  * false having changed nothing, and the layered path takes the frame
  * (and drops and counts what it must). b->data: the Ethernet header.
@@ -204,12 +204,15 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
  * measuring (c->base == NULL) st is NULL. */
 void tcp_mem(tern_stack *st, const tern_config *cfg, carve *c);
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
-/* The fast receive path (ip4_input_common): whether the TCP segment of len
- * bytes after the checked 20-byte IPv4 header iph is the usual one (32-byte
- * header with NOP NOP TS, no SYN or RST, nonzero ports, good checksum), so
- * that parsing it cannot drop it. Changes nothing. */
-bool tcp_common_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
-                   uint32_t len);
+/* The fast receive path (ip4_input_common), cheap checks first: whether the
+ * TCP header h of a len-byte segment is the usual one (32 bytes with NOP NOP
+ * TS, no SYN or RST, nonzero ports, not flagged bad by the NIC); then
+ * whether its checksum after the checked 20-byte IPv4 header iph is good.
+ * Together they mean parsing it cannot drop it. They change nothing. */
+bool tcp_common_shape(tern_stack *st, const tern_buf *b, const uint8_t *h,
+                      uint32_t len);
+bool tcp_common_sum_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
+                       uint32_t len);
 /* Take such a segment (b->data at its TCP header, b->len its length) from
  * src, as tcp_input would after parsing it. */
 void tcp_input_common(tern_stack *st, tern_buf *b, uint32_t src);

@@ -63,6 +63,15 @@ def tern_args(hosts, argv):
     return a
 
 
+def report_so_far(proc):
+    """The JSON report of an interrupted program, or {} when it printed
+    none (for the failure message only)."""
+    try:
+        return proc.json()
+    except (AssertionError, ValueError):
+        return {}
+
+
 def ctr(report, name):
     return report.get("counters", {}).get(name, 0)
 
@@ -177,11 +186,7 @@ class Base(unittest.TestCase):
         rc = cli.wait_or_interrupt(bound)
         took = time.time() - t
         if rc is None:
-            rep = {}
-            try:
-                rep = cli.json()
-            except (AssertionError, ValueError):
-                pass
+            rep = report_so_far(cli)
             self.fail("tern -> Linux: %d MiB not sent within %d s (%s bytes "
                       "acknowledged; retransmits %s, RTO expiries %s)%s\n%s"
                       % (BULK >> 20, bound, rep.get("bytes"),
@@ -222,11 +227,7 @@ class Base(unittest.TestCase):
             "--requests", str(requests)]))
         rc = cli.wait_or_interrupt(bound)
         if rc is None:
-            rep = {}
-            try:
-                rep = cli.json()
-            except (AssertionError, ValueError):
-                pass
+            rep = report_so_far(cli)
             self.fail("tern-echo: %d requests not done within %d s (done %s, "
                       "retransmits %s, RTO expiries %s)%s\n%s" % (
                           requests, bound, rep.get("requests"),

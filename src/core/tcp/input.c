@@ -169,17 +169,21 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
         segment(st, &s);
 }
 
-bool tcp_common_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
-                   uint32_t len)
+bool tcp_common_shape(tern_stack *st, const tern_buf *b, const uint8_t *h,
+                      uint32_t len)
 {
-    const uint8_t *h = iph + IP4_HDR_LEN;
-    if (len < TCP_HDR_LEN + TCP_TS_LEN ||
-        (h[12] >> 4) != (TCP_HDR_LEN + TCP_TS_LEN) / 4 ||
-        rd32(h + TCP_HDR_LEN) != TS_LAYOUT_WORD ||
-        (h[13] & (TCP_SYN | TCP_RST)) || !rd16(h) || !rd16(h + 2) ||
-        (b->flags & TERN_BUF_RX_L4_CSUM_BAD) || !TL(st))
-        return false;
-    return csum_ok(st, b, h, rd32(iph + 12), rd32(iph + 16), len);
+    return len >= TCP_HDR_LEN + TCP_TS_LEN &&
+           (h[12] >> 4) == (TCP_HDR_LEN + TCP_TS_LEN) / 4 &&
+           rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD &&
+           !(h[13] & (TCP_SYN | TCP_RST)) && rd16(h) && rd16(h + 2) &&
+           !(b->flags & TERN_BUF_RX_L4_CSUM_BAD) && TL(st);
+}
+
+bool tcp_common_sum_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
+                       uint32_t len)
+{
+    return csum_ok(st, b, iph + IP4_HDR_LEN, rd32(iph + 12), rd32(iph + 16),
+                   len);
 }
 
 void tcp_input_common(tern_stack *st, tern_buf *b, uint32_t src)

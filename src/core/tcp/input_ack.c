@@ -177,6 +177,26 @@ static bool acks_whole_flight(const struct tern_conn *c, const tcp_seg *s)
            !cwnd_limited(c, c->snd_max - c->snd_una);
 }
 
+/* What every ACK that moves snd_una clears: RTO backoff, probe counts,
+ * and the tail-probe mark (the tail moved: it may probe again). */
+static inline void ack_clear_probes(struct tern_conn *c)
+{
+    c->backoff = 0;
+    c->probes = 0;
+    c->flags &= ~(uint32_t)TF_TLP_SENT;
+}
+
+/* Report `data` newly acked bytes to the app. false: the conn is gone. */
+static inline bool ack_report(tern_stack *st, struct tern_conn *c,
+                              uint32_t data)
+{
+    c->bytes_acked += data;
+    uint32_t gen = c->gen;
+    if (st->cfg.cb.acked && (c->flags & TF_APP) && !(c->flags & TF_CLOSED_CB))
+        st->cfg.cb.acked(st, c, c->user, data);
+    return c->gen == gen;
+}
+
 /* tcp_new_ack for such an ACK, same order and effects: release the
  * buffer, take the RTT sample, clear the loss state, stop the RTO (nothing
  * is left in flight), report the acked data. false: the conn is gone. */
@@ -193,18 +213,12 @@ static bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
     uint32_t rtt = rtt_of(st, c, s);
     if (rtt)
         rtt_sample(st, c, rtt);
-    c->backoff = 0;
-    c->probes = 0;
-    c->flags &= ~(uint32_t)TF_TLP_SENT;
+    ack_clear_probes(c);
     c->fack = c->snd_una;
     c->dupacks = 0;
     c->t_rtx = TERN_NEVER;
     conn_pend(st, c, TF_OUTPUT);
-    c->bytes_acked += data;
-    uint32_t gen = c->gen;
-    if (st->cfg.cb.acked && (c->flags & TF_APP) && !(c->flags & TF_CLOSED_CB))
-        st->cfg.cb.acked(st, c, c->user, data);
-    return c->gen == gen;
+    return ack_report(st, c, data);
 }
 
 /* tcp_new_ack for any other ACK. Kept out of line so the common case
@@ -231,9 +245,7 @@ static GENERAL_PATH bool new_ack_general(tern_stack *st, struct tern_conn *c,
     uint32_t rtt = rtt_of(st, c, s);
     if (rtt)
         rtt_sample(st, c, rtt);
-    c->backoff = 0;
-    c->probes = 0;
-    c->flags &= ~(uint32_t)TF_TLP_SENT;    /* the tail moved: may probe again */
+    ack_clear_probes(c);
     if (c->nsb)
         sb_ack(c);
     else
@@ -263,15 +275,8 @@ static GENERAL_PATH bool new_ack_general(tern_stack *st, struct tern_conn *c,
     if (c->snd_una != c->snd_max)
         tcp_arm_rto(st, c);
     conn_pend(st, c, TF_OUTPUT);
-    if (data) {
-        c->bytes_acked += data;
-        uint32_t gen = c->gen;
-        if (st->cfg.cb.acked && (c->flags & TF_APP) &&
-            !(c->flags & TF_CLOSED_CB))
-            st->cfg.cb.acked(st, c, c->user, data);
-        if (c->gen != gen)
-            return false;
-    }
+    if (data && !ack_report(st, c, data))
+        return false;
     if (!fin_acked)
         return true;
     switch (c->state) {
