@@ -46,8 +46,7 @@ static inline uint64_t ld64le(const uint8_t *p)
 }
 
 /* Ones'-complement addition of 64-bit words (end-around carry). gcc and
- * clang compile `a += w; c += a < w` to add + adc, so the bulk loop costs
- * two instructions per 8 bytes. */
+ * clang compile `a += w; c += a < w` to add + adc. */
 static inline uint64_t add64(uint64_t a, uint64_t b)
 {
     a += b;
@@ -75,19 +74,51 @@ static inline uint64_t tail_le(const uint8_t *p, size_t len)
     return t;
 }
 
-/* Finish a little-endian 64-bit sum: to network order, plus the caller's
- * running sum, folded to 16 bits. Rotating a ones'-complement sum by 8 bits
- * swaps the bytes of its 16-bit fold (it multiplies by 2^8, and
- * 2^8 * 2^8 = 1 modulo 0xffff), so the swap is one rotate. Nonzero sums
- * stay nonzero (0xffff, never 0), as RFC 1071 arithmetic wants. */
+/* The last len & 7 (not 0) bytes of a len-byte run whose 8-byte words
+ * end at p, as tail_le gives them. A run of 8 bytes or more has 8 bytes
+ * before its end: one load of those, shifted, rather than three. */
+static inline uint64_t csum_tail(const uint8_t *p, size_t len)
+{
+    size_t k = len & 7;
+    if (len < 8)
+        return tail_le(p, k);
+    return ld64le(p + k - 8) >> (64 - 8 * k);
+}
+
+/* A 32-bit ones'-complement sum folded to 16 bits (nonzero stays
+ * nonzero). x86-64 adds the halves as 16-bit words with end-around carry:
+ * four instructions rather than six. */
+static inline uint32_t fold16(uint32_t x)
+{
+#if defined(__GNUC__) && defined(__x86_64__) && !defined(TERN_CSUM_PORTABLE)
+    uint32_t hi = x >> 16;
+    __asm__("addw %w[x], %w[hi]\n\t"
+            "adcw $0, %w[hi]"
+            : [hi] "+r"(hi)
+            : [x] "r"(x)
+            : "cc");
+    return hi;
+#else
+    x = (x & 0xffffu) + (x >> 16);
+    return (x & 0xffffu) + (x >> 16);
+#endif
+}
+
+/* Finish a little-endian 64-bit sum: folded to 32 bits, to network order,
+ * plus the caller's running sum, folded to 16 bits. Rotating a ones'-
+ * complement sum by 8 bits swaps the bytes of its 16-bit fold (it
+ * multiplies by 2^8, and 2^8 * 2^8 = 1 modulo 0xffff), so the swap is one
+ * rotate. Nonzero sums stay nonzero (0xffff, never 0), as RFC 1071
+ * arithmetic wants. */
 static inline uint32_t csum_finish(uint64_t acc, uint32_t sum)
 {
-    acc = add64((acc << 8) | (acc >> 56), sum);
     uint32_t lo = (uint32_t)acc, hi = (uint32_t)(acc >> 32);
     lo += hi;
     lo += lo < hi;
-    lo = (lo & 0xffffu) + (lo >> 16);
-    return (lo & 0xffffu) + (lo >> 16);
+    lo = lo << 8 | lo >> 24;
+    lo += sum;
+    lo += lo < sum;
+    return fold16(lo);
 }
 
 /* One 64-bit word into a carry chain: gcc and clang turn this into
@@ -111,31 +142,31 @@ static inline void sum_block64(uint64_t a[2], uint64_t c[2], const uint8_t *p)
     chain_add(&a[1], &c[1], ld64le(p + 56));
 }
 
-uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
+uint32_t tern_csum_partial_c(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
+    size_t left = len;
     uint64_t a[2] = {0, 0}, c[2] = {0, 0};
     /* 128 bytes a turn: gcc sets up each turn's carry counts with a few
      * extra instructions, so fewer turns cost less (~0.3 per byte). */
-    for (; len >= 128; p += 128, len -= 128) {
+    for (; left >= 128; p += 128, left -= 128) {
         sum_block64(a, c, p);
         sum_block64(a, c, p + 64);
     }
-    if (len >= 64) {
+    if (left >= 64) {
         sum_block64(a, c, p);
         p += 64;
-        len -= 64;
+        left -= 64;
     }
-    for (; len >= 8; p += 8, len -= 8)
+    for (; left >= 8; p += 8, left -= 8)
         chain_add(&a[0], &c[0], ld64le(p));
-    a[1] = add64(a[1], tail_le(p, len));
+    if (left)
+        a[1] = add64(a[1], csum_tail(p, len));
     /* the carry counts are far below 2^63: their sum cannot wrap */
     return csum_finish(add64(add64(a[0], a[1]), c[0] + c[1]), sum);
 }
 
-/* Copy len bytes and return their partial sum (as tern_csum_partial):
- * the sum rides on the loads of the copy. */
-uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+uint32_t tern_csum_copy_c(void *dst, const void *src, size_t len, uint32_t sum)
 {
     uint8_t *d = dst;
     const uint8_t *s = src;
@@ -160,6 +191,208 @@ uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
     a1 = add64(a1, t);
     return csum_finish(add64(add64(a0, a1), c0 + c1), sum);
 }
+
+#if defined(__GNUC__) && defined(__x86_64__) && defined(__SSE2__) && \
+    !defined(TERN_CSUM_PORTABLE)
+/* x86-64: one add-with-carry chain with memory operands, one instruction
+ * per 8 bytes (C cannot keep the carry in the flag, so the portable code
+ * needs two or three). Each piece starts with add (or clc) and ends with
+ * adc $0: a chain that starts with the carry clear can never hold an
+ * all-ones word with the carry set, so the last adc never drops a carry.
+ * SSE2 is part of x86-64, so the copy moves 16 bytes at a time. */
+#define ADC_Q(off) "adcq " #off "(%[p]), %[a]\n\t"
+#define ADC_4Q(o0, o1, o2, o3) ADC_Q(o0) ADC_Q(o1) ADC_Q(o2) ADC_Q(o3)
+
+/* n (> 0) turns of 128 bytes; lea and dec leave the carry flag alone, so
+ * it rides from one turn to the next. */
+static inline uint64_t x86_sum_128s(const uint8_t *p, size_t n, uint64_t a)
+{
+    __asm__("clc\n"
+            "1:\n\t"
+            ADC_4Q(0, 8, 16, 24) ADC_4Q(32, 40, 48, 56)
+            ADC_4Q(64, 72, 80, 88) ADC_4Q(96, 104, 112, 120)
+            "leaq 128(%[p]), %[p]\n\t"
+            "decq %[n]\n\t"
+            "jnz 1b\n\t"
+            "adcq $0, %[a]"
+            : [a] "+r"(a), [p] "+r"(p), [n] "+r"(n)
+            :
+            : "cc", "memory");
+    return a;
+}
+
+/* A fixed-size piece: add the first word, adc the rest (`more`), adc the
+ * last carry back in. */
+#define X86_SUM_PIECE(name, more)                                          \
+    static inline uint64_t name(const uint8_t *p, uint64_t a)              \
+    {                                                                      \
+        __asm__("addq (%[p]), %[a]\n\t" more "adcq $0, %[a]"                \
+                : [a] "+r"(a)                                              \
+                : [p] "r"(p)                                               \
+                : "cc", "memory");                                         \
+        return a;                                                          \
+    }
+X86_SUM_PIECE(x86_sum64, ADC_Q(8) ADC_Q(16) ADC_Q(24) ADC_4Q(32, 40, 48, 56))
+X86_SUM_PIECE(x86_sum32, ADC_Q(8) ADC_Q(16) ADC_Q(24))
+X86_SUM_PIECE(x86_sum16, ADC_Q(8))
+X86_SUM_PIECE(x86_sum8, "")
+
+/* The 64, 32, 16 and 8-byte pieces of len (their bits of len), from p on:
+ * a length below 128 costs a test and one straight chain per set bit. */
+static inline uint64_t x86_sum_pieces(const uint8_t *p, size_t len, uint64_t a)
+{
+    if (len & 64) {
+        a = x86_sum64(p, a);
+        p += 64;
+    }
+    if (len & 32) {
+        a = x86_sum32(p, a);
+        p += 32;
+    }
+    if (len & 16) {
+        a = x86_sum16(p, a);
+        p += 16;
+    }
+    if (len & 8)
+        a = x86_sum8(p, a);
+    return a;
+}
+
+uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
+{
+    const uint8_t *p = data;
+    uint64_t a = 0;
+    if (len >= 128) {
+        a = x86_sum_128s(p, len >> 7, a);
+        p += len & ~(size_t)127;
+    }
+    a = x86_sum_pieces(p, len, a);
+    if (len & 7)
+        a = add64(a, csum_tail(p + (len & 120), len));
+    return csum_finish(a, sum);
+}
+
+/* n (> 0) turns of 64 bytes: four 16-byte loads and stores copy, the
+ * chain sums the source (just loaded, from L1). Advances *d and *p. */
+static inline uint64_t x86_copy_sum_64s(uint8_t **d, const uint8_t **p,
+                                        size_t n, uint64_t a)
+{
+    __asm__("clc\n"
+            "1:\n\t"
+            "movdqu (%[p]), %%xmm0\n\t"
+            "movdqu 16(%[p]), %%xmm1\n\t"
+            "movdqu 32(%[p]), %%xmm2\n\t"
+            "movdqu 48(%[p]), %%xmm3\n\t"
+            "movdqu %%xmm0, (%[d])\n\t"
+            "movdqu %%xmm1, 16(%[d])\n\t"
+            "movdqu %%xmm2, 32(%[d])\n\t"
+            "movdqu %%xmm3, 48(%[d])\n\t"
+            ADC_4Q(0, 8, 16, 24) ADC_4Q(32, 40, 48, 56)
+            "leaq 64(%[p]), %[p]\n\t"
+            "leaq 64(%[d]), %[d]\n\t"
+            "decq %[n]\n\t"
+            "jnz 1b\n\t"
+            "adcq $0, %[a]"
+            : [a] "+r"(a), [p] "+r"(*p), [d] "+r"(*d), [n] "+r"(n)
+            :
+            : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3");
+    return a;
+}
+
+static inline uint64_t x86_copy_sum32(uint8_t *d, const uint8_t *p, uint64_t a)
+{
+    __asm__("movdqu (%[p]), %%xmm0\n\t"
+            "movdqu 16(%[p]), %%xmm1\n\t"
+            "movdqu %%xmm0, (%[d])\n\t"
+            "movdqu %%xmm1, 16(%[d])\n\t"
+            "addq (%[p]), %[a]\n\t"
+            ADC_Q(8) ADC_Q(16) ADC_Q(24)
+            "adcq $0, %[a]"
+            : [a] "+r"(a)
+            : [p] "r"(p), [d] "r"(d)
+            : "cc", "memory", "xmm0", "xmm1");
+    return a;
+}
+
+static inline void x86_copy16(uint8_t *d, const uint8_t *p)
+{
+    __asm__("movdqu (%[p]), %%xmm0\n\t"
+            "movdqu %%xmm0, (%[d])"
+            :
+            : [p] "r"(p), [d] "r"(d)
+            : "memory", "xmm0");
+}
+
+static inline void st64le(uint8_t *d, uint64_t v) { __builtin_memcpy(d, &v, 8); }
+static inline void st32le(uint8_t *d, uint32_t v) { __builtin_memcpy(d, &v, 4); }
+
+/* Fewer than 16 bytes: from 8 on, two words that may overlap (the second
+ * shifted so that no byte is summed twice); below 8, by 4, 2 and 1. */
+static inline uint64_t copy_sum_short(uint8_t *d, const uint8_t *s, size_t len)
+{
+    if (len >= 8) {
+        uint64_t w0 = ld64le(s), w1 = ld64le(s + len - 8);
+        st64le(d, w0);
+        st64le(d + len - 8, w1);
+        return len > 8 ? add64(w0, w1 >> (128 - 8 * len)) : w0;
+    }
+    uint64_t t = tail_le(s, len);
+    if (len & 4) {
+        st32le(d, (uint32_t)t);
+        d += 4;
+    }
+    uint32_t rest = (uint32_t)(t >> ((len & 4) * 8));
+    if (len & 2) {
+        d[0] = (uint8_t)rest;
+        d[1] = (uint8_t)(rest >> 8);
+        d += 2;
+        rest >>= 16;
+    }
+    if (len & 1)
+        d[0] = (uint8_t)rest;
+    return t;
+}
+
+uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (len < 16)
+        return csum_finish(copy_sum_short(d, s, len), sum);
+    uint64_t a = 0;
+    if (len >= 64) {
+        a = x86_copy_sum_64s(&d, &s, len >> 6, a);
+        if (!(len & 63))
+            return csum_finish(a, sum);
+    }
+    if (len & 32) {
+        a = x86_copy_sum32(d, s, a);
+        s += 32;
+        d += 32;
+    }
+    /* up to 31 bytes left: the first 16 if there are 16, then the last 16,
+     * which end where the copy must end and reach back into bytes already
+     * copied (len >= 16) */
+    size_t r = len & 31;
+    if (r & 16)
+        x86_copy16(d, s);
+    x86_copy16(d + r - 16, s + r - 16);
+    a = x86_sum_pieces(s, len & 31, a);
+    if (len & 7)
+        a = add64(a, csum_tail(s + (len & 24), len));
+    return csum_finish(a, sum);
+}
+#else
+uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
+{
+    return tern_csum_partial_c(data, len, sum);
+}
+
+uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+    return tern_csum_copy_c(dst, src, len, sum);
+}
+#endif
 
 uint16_t tern_csum_fold(uint32_t sum)
 {
