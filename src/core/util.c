@@ -85,25 +85,6 @@ static inline uint64_t csum_tail(const uint8_t *p, size_t len)
     return ld64le(p + k - 8) >> (64 - 8 * k);
 }
 
-/* A 32-bit ones'-complement sum folded to 16 bits (nonzero stays
- * nonzero). x86-64 adds the halves as 16-bit words with end-around carry:
- * four instructions rather than six. */
-static inline uint32_t fold16(uint32_t x)
-{
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(TERN_CSUM_PORTABLE)
-    uint32_t hi = x >> 16;
-    __asm__("addw %w[x], %w[hi]\n\t"
-            "adcw $0, %w[hi]"
-            : [hi] "+r"(hi)
-            : [x] "r"(x)
-            : "cc");
-    return hi;
-#else
-    x = (x & 0xffffu) + (x >> 16);
-    return (x & 0xffffu) + (x >> 16);
-#endif
-}
-
 /* Finish a little-endian 64-bit sum: folded to 32 bits, to network order,
  * plus the caller's running sum, folded to 16 bits. Rotating a ones'-
  * complement sum by 8 bits swaps the bytes of its 16-bit fold (it
@@ -118,7 +99,7 @@ static inline uint32_t csum_finish(uint64_t acc, uint32_t sum)
     lo = lo << 8 | lo >> 24;
     lo += sum;
     lo += lo < sum;
-    return fold16(lo);
+    return csum_fold32(lo);
 }
 
 /* One 64-bit word into a carry chain: gcc and clang turn this into
@@ -203,9 +184,9 @@ uint32_t tern_csum_copy_c(void *dst, const void *src, size_t len, uint32_t sum)
 #define ADC_Q(off) "adcq " #off "(%[p]), %[a]\n\t"
 #define ADC_4Q(o0, o1, o2, o3) ADC_Q(o0) ADC_Q(o1) ADC_Q(o2) ADC_Q(o3)
 
-/* n (> 0) turns of 128 bytes; lea and dec leave the carry flag alone, so
- * it rides from one turn to the next. */
-static inline uint64_t x86_sum_128s(const uint8_t *p, size_t n, uint64_t a)
+/* n (> 0) turns of 128 bytes from *p (advanced); lea and dec leave the
+ * carry flag alone, so it rides from one turn to the next. */
+static inline uint64_t x86_sum_128s(const uint8_t **p, size_t n, uint64_t a)
 {
     __asm__("clc\n"
             "1:\n\t"
@@ -215,7 +196,7 @@ static inline uint64_t x86_sum_128s(const uint8_t *p, size_t n, uint64_t a)
             "decq %[n]\n\t"
             "jnz 1b\n\t"
             "adcq $0, %[a]"
-            : [a] "+r"(a), [p] "+r"(p), [n] "+r"(n)
+            : [a] "+r"(a), [p] "+r"(*p), [n] "+r"(n)
             :
             : "cc", "memory");
     return a;
@@ -237,7 +218,7 @@ X86_SUM_PIECE(x86_sum32, ADC_Q(8) ADC_Q(16) ADC_Q(24))
 X86_SUM_PIECE(x86_sum16, ADC_Q(8))
 X86_SUM_PIECE(x86_sum8, "")
 
-/* The 64, 32, 16 and 8-byte pieces of len (their bits of len), from p on:
+/* The 64, 32 and 16-byte pieces of len (their bits of len), from p on:
  * a length below 128 costs a test and one straight chain per set bit. */
 static inline uint64_t x86_sum_pieces(const uint8_t *p, size_t len, uint64_t a)
 {
@@ -249,12 +230,21 @@ static inline uint64_t x86_sum_pieces(const uint8_t *p, size_t len, uint64_t a)
         a = x86_sum32(p, a);
         p += 32;
     }
-    if (len & 16) {
+    if (len & 16)
         a = x86_sum16(p, a);
-        p += 16;
-    }
-    if (len & 8)
+    return a;
+}
+
+/* The last len & 15 (not 0) bytes, from p on: a word if there are 8 of
+ * them, then the 1-7 left (one test skips both when there are none). */
+static inline uint64_t x86_sum_rest(const uint8_t *p, size_t len, uint64_t a)
+{
+    if (len & 8) {
         a = x86_sum8(p, a);
+        p += 8;
+    }
+    if (len & 7)
+        a = add64(a, csum_tail(p, len));
     return a;
 }
 
@@ -262,13 +252,11 @@ uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
     uint64_t a = 0;
-    if (len >= 128) {
-        a = x86_sum_128s(p, len >> 7, a);
-        p += len & ~(size_t)127;
-    }
+    if (len >= 128)
+        a = x86_sum_128s(&p, len >> 7, a);
     a = x86_sum_pieces(p, len, a);
-    if (len & 7)
-        a = add64(a, csum_tail(p + (len & 120), len));
+    if (len & 15)
+        a = x86_sum_rest(p + (len & 112), len, a);
     return csum_finish(a, sum);
 }
 
@@ -378,8 +366,8 @@ uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
         x86_copy16(d, s);
     x86_copy16(d + r - 16, s + r - 16);
     a = x86_sum_pieces(s, len & 31, a);
-    if (len & 7)
-        a = add64(a, csum_tail(s + (len & 24), len));
+    if (len & 15)
+        a = x86_sum_rest(s + (len & 16), len, a);
     return csum_finish(a, sum);
 }
 #else

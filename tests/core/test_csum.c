@@ -220,6 +220,46 @@ static void test_dispatch_matches_portable(void **state)
                      ref_sum(big, 65536, 0));
 }
 
+/* The folds the stack applies to its own running sums: the one residue
+ * modulo 0xffff in 1..0xffff for a nonzero sum, 0 for 0. */
+static uint32_t ref_fold(uint64_t s)
+{
+    if (!s)
+        return 0;
+    uint32_t r = (uint32_t)(s % 0xffff);
+    return r ? r : 0xffff;
+}
+
+static void test_folds(void **state)
+{
+    (void)state;
+    static const uint64_t edge[] = {0, 1, 0xfffe, 0xffff, 0x10000, 0x1fffe,
+                                    0xfffeffff, 0xffff0000u, 0xffffffffu,
+                                    0x100000000ull, 0xffffffff00000000ull,
+                                    0xfffffffffffffffeull,
+                                    0xffffffffffffffffull};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+        assert_int_equal(csum_fold64(edge[i]), ref_fold(edge[i]));
+        assert_int_equal(csum_fold32((uint32_t)edge[i]),
+                         ref_fold((uint32_t)edge[i]));
+    }
+    srand(13);
+    for (int i = 0; i < 1000000; i++) {
+        uint64_t v = (uint64_t)rand() << 62 ^ (uint64_t)rand() << 31 ^
+                     (uint64_t)rand();
+        v >>= rand() % 64;
+        assert_int_equal(csum_fold64(v), ref_fold(v));
+        assert_int_equal(csum_fold32((uint32_t)v), ref_fold((uint32_t)v));
+    }
+    /* multiples of 0xffff (and the two values after each) up to past 2^32 */
+    for (uint64_t v = 0; v < 0x100020000ull; v += 0xffff * 4099ull)
+        for (uint64_t d = 0; d < 3; d++) {
+            assert_int_equal(csum_fold64(v + d), ref_fold(v + d));
+            assert_int_equal(csum_fold32((uint32_t)(v + d)),
+                             ref_fold((uint32_t)(v + d)));
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +270,7 @@ int main(void)
         cmocka_unit_test(test_copy_all_ones),
         cmocka_unit_test(test_no_access_outside),
         cmocka_unit_test(test_dispatch_matches_portable),
+        cmocka_unit_test(test_folds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
