@@ -60,12 +60,24 @@ static inline void lanes_at(v4u64 *x, uint64_t w)
         (*x)[l] = (w + 1 + (uint64_t)l) * PATTERN_K;
 }
 
-/* Whole words from word w (n a multiple of 8): 64-byte blocks of two
- * vectors of x, each stepped by eight words, then single words. */
-TARGET_CLONES
-static void fill_words(uint8_t *dst, uint64_t w, size_t n)
+/* A stored word's share of a ones'-complement sum: 2^32 = 1 modulo 0xffff,
+ * so its two 32-bit halves added stand for its four 16-bit words. */
+static inline uint64_t word_halves(uint64_t y)
 {
-    v4u64 x0, x1, y0, y1;
+    return (y & 0xffffffffu) + (y >> 32);
+}
+
+/* Whole words from word w (n a multiple of 8): 64-byte blocks of two
+ * vectors of x, each stepped by eight words, then single words. With
+ * want_sum, also returns the words' sum as little-endian 16-bit words,
+ * modulo 0xffff (not folded; exact for n < 2^34). The vectors keep it in
+ * two accumulators per lane: `all` adds whole words and wraps, `hi` adds
+ * their high halves and cannot (2 per block, each < 2^32), so the low
+ * halves' exact sum is all - hi * 2^32: a shift and two adds per vector. */
+static inline __attribute__((always_inline)) uint64_t
+words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
+{
+    v4u64 x0, x1, y0, y1, all = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
     lanes_at(&x0, w);
     lanes_at(&x1, w + 4);
     const uint64_t step = 8 * PATTERN_K;
@@ -75,11 +87,36 @@ static void fill_words(uint8_t *dst, uint64_t w, size_t n)
         y1 = x1 ^ (x1 >> 29);
         memcpy(dst + i, &y0, 32);
         memcpy(dst + i + 32, &y1, 32);
+        if (want_sum) {
+            all += y0 + y1;
+            hi += (y0 >> 32) + (y1 >> 32);
+        }
         x0 += step;
         x1 += step;
     }
-    for (uint64_t x = x0[0]; i < n; i += 8, x += PATTERN_K)
-        store_le(dst + i, pattern_mix(x));
+    uint64_t x = x0[0];
+    uint64_t sum = 0;
+    for (int l = 0; want_sum && l < 4; l++)
+        sum += word_halves(all[l] - (hi[l] << 32)) + hi[l];
+    for (; i < n; i += 8, x += PATTERN_K) {
+        uint64_t y = pattern_mix(x);
+        store_le(dst + i, y);
+        if (want_sum)
+            sum += word_halves(y);
+    }
+    return sum;
+}
+
+TARGET_CLONES
+static void fill_words(uint8_t *dst, uint64_t w, size_t n)
+{
+    words_body(dst, w, n, false);
+}
+
+TARGET_CLONES
+static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
+{
+    return words_body(dst, w, n, true);
 }
 
 /* Nonzero when any of the whole words from word w differs: the
@@ -100,16 +137,27 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
         x0 += step;
         x1 += step;
     }
+    uint64_t x = x0[0];
     uint64_t diff = d[0] | d[1] | d[2] | d[3];
-    for (uint64_t x = x0[0]; i < n; i += 8, x += PATTERN_K)
+    for (; i < n; i += 8, x += PATTERN_K)
         diff |= load_le(src + i) ^ pattern_mix(x);
     return diff;
 }
 #else
+static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
+{
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t y = pattern_word(w++);
+        store_le(dst + i, y);
+        sum += (y & 0xffffffffu) + (y >> 32);
+    }
+    return sum;
+}
+
 static void fill_words(uint8_t *dst, uint64_t w, size_t n)
 {
-    for (size_t i = 0; i < n; i += 8)
-        store_le(dst + i, pattern_word(w++));
+    fill_words_sum(dst, w, n);
 }
 
 static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
@@ -122,12 +170,14 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
 #endif
 
 /* The n bytes from stream offset off, all in one word (a head or tail
- * shorter than a word): the word is computed once. */
-static void fill_bytes(uint8_t *dst, uint64_t off, size_t n)
+ * shorter than a word): the word is computed once. Returns the bytes as a
+ * little-endian number (for the sum). */
+static inline uint64_t fill_bytes(uint8_t *dst, uint64_t off, size_t n)
 {
     uint64_t word = pattern_word(off >> 3) >> ((off & 7) * 8);
     for (size_t i = 0; i < n; i++)
         dst[i] = (uint8_t)(word >> (8 * i));
+    return n ? word & (~0ull >> (64 - 8 * n)) : 0;
 }
 
 static bool bytes_differ(const uint8_t *src, uint64_t off, size_t n)
@@ -153,6 +203,51 @@ void pattern_fill(uint8_t *dst, uint64_t off, size_t len)
     fill_bytes(dst, off, head);
     fill_words(dst + head, (off + head) >> 3, words);
     fill_bytes(dst + tail, off + tail, len - tail);
+}
+
+/* Ones'-complement fold to 16 bits: 0 stays 0, any other multiple of
+ * 0xffff becomes 0xffff (as tern_csum_partial). */
+static uint32_t fold16(uint64_t s)
+{
+    s = (s & 0xffffffffu) + (s >> 32);
+    s = (s & 0xffffu) + (s >> 16);
+    s = (s & 0xffffu) + (s >> 16);
+    return (uint32_t)((s & 0xffffu) + (s >> 16));
+}
+
+/* a + b with the carry out added back: 2^64 = 1 modulo 0xffff. */
+static inline uint64_t add_around(uint64_t a, uint64_t b)
+{
+    a += b;
+    return a + (a < b);
+}
+
+/* Times 2^8 modulo 0xffff: the 16-bit fold's bytes swap. */
+static inline uint64_t rotl8(uint64_t x)
+{
+    return (x << 8) | (x >> 56);
+}
+
+/* Whole words per fill_words_sum call: well inside its exact range. */
+#define SUM_PIECE ((size_t)1 << 30)
+
+uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
+{
+    size_t head = head_len(off, len);
+    size_t words = (len - head) & ~(size_t)7, tail = head + words;
+    uint64_t first = fill_bytes(dst, off, head);
+    uint64_t rest = fill_bytes(dst + tail, off + tail, len - tail);
+    for (size_t i = 0; i < words; i += SUM_PIECE) {
+        size_t n = words - i < SUM_PIECE ? words - i : SUM_PIECE;
+        rest = add_around(rest, fill_words_sum(dst + head + i,
+                                               (off + head + i) >> 3, n));
+    }
+    /* Sums of little-endian words; network order is one swap more. The
+     * bytes from dst + head on sit one position late when head is odd,
+     * which is a swap of their part alone. */
+    uint64_t s = (head & 1) ? add_around(rotl8(first), rest)
+                            : rotl8(add_around(first, rest));
+    return fold16(s);
 }
 
 /* The slow, exact scan: bytes that match before the first mismatch. */
