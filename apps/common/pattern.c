@@ -53,11 +53,11 @@ static inline void store_le(uint8_t *p, uint64_t v)
  * Vectors are only passed by pointer: by value, a 32-byte vector has a
  * different ABI with and without AVX. */
 
-/* x of words w .. w + 3. */
+/* x of words w .. w + 3: one multiply, the other lanes K apart. */
 static inline void lanes_at(v4u64 *x, uint64_t w)
 {
-    for (int l = 0; l < 4; l++)
-        (*x)[l] = (w + 1 + (uint64_t)l) * PATTERN_K;
+    const uint64_t k = PATTERN_K, b = (w + 1) * k;
+    *x = (v4u64){b, b + k, b + 2 * k, b + 3 * k};
 }
 
 /* A stored word's share of a ones'-complement sum: 2^32 = 1 modulo 0xffff,
@@ -68,7 +68,9 @@ static inline uint64_t word_halves(uint64_t y)
 }
 
 /* Whole words from word w (n a multiple of 8): 64-byte blocks of two
- * vectors of x, each stepped by eight words, then single words. With
+ * vectors of x, each stepped by eight words, one 32-byte half block if
+ * there is room (a 1448-byte segment is 22 blocks, a half and a word),
+ * then single words. With
  * want_sum, also returns the words' sum as little-endian 16-bit words,
  * modulo 0xffff (not folded; exact for n < 2^34). The vectors keep it in
  * two accumulators per lane: `all` adds whole words and wraps, `hi` adds
@@ -95,6 +97,16 @@ words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
         x1 += step;
     }
     uint64_t x = x0[0];
+    if (i + 32 <= n) {
+        y0 = x0 ^ (x0 >> 29);
+        memcpy(dst + i, &y0, 32);
+        if (want_sum) {
+            all += y0;
+            hi += y0 >> 32;
+        }
+        i += 32;
+        x = x1[0];
+    }
     uint64_t sum = 0;
     for (int l = 0; want_sum && l < 4; l++)
         sum += word_halves(all[l] - (hi[l] << 32)) + hi[l];
@@ -138,6 +150,12 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
         x1 += step;
     }
     uint64_t x = x0[0];
+    if (i + 32 <= n) {                  /* a half block, as in words_body */
+        memcpy(&y0, src + i, 32);
+        d |= y0 ^ x0 ^ (x0 >> 29);
+        i += 32;
+        x = x1[0];
+    }
     uint64_t diff = d[0] | d[1] | d[2] | d[3];
     for (; i < n; i += 8, x += PATTERN_K)
         diff |= load_le(src + i) ^ pattern_mix(x);
@@ -169,24 +187,71 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
 }
 #endif
 
-/* The n bytes from stream offset off, all in one word (a head or tail
- * shorter than a word): the word is computed once. Returns the bytes as a
- * little-endian number (for the sum). */
-static inline uint64_t fill_bytes(uint8_t *dst, uint64_t off, size_t n)
+/* n < 8 bytes as a little-endian number, and back: a 1-, 2- and 4-byte
+ * access by the bits of n rather than a loop (compilers merge the byte
+ * shifts into single loads and stores). */
+static inline uint64_t load_part(const uint8_t *p, size_t n)
 {
-    uint64_t word = pattern_word(off >> 3) >> ((off & 7) * 8);
-    for (size_t i = 0; i < n; i++)
-        dst[i] = (uint8_t)(word >> (8 * i));
-    return n ? word & (~0ull >> (64 - 8 * n)) : 0;
+    uint64_t v = 0;
+    unsigned sh = 0;
+    if (n & 1) {
+        v = p[0];
+        p += 1;
+        sh = 8;
+    }
+    if (n & 2) {
+        v |= (uint64_t)(p[0] | (uint32_t)p[1] << 8) << sh;
+        p += 2;
+        sh += 16;
+    }
+    if (n & 4)
+        v |= (uint64_t)(p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+                        (uint32_t)p[3] << 24) << sh;
+    return v;
 }
 
-static bool bytes_differ(const uint8_t *src, uint64_t off, size_t n)
+static inline void store_part(uint8_t *p, uint64_t v, size_t n)
+{
+    if (n & 1) {
+        p[0] = (uint8_t)v;
+        p += 1;
+        v >>= 8;
+    }
+    if (n & 2) {
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+        p += 2;
+        v >>= 16;
+    }
+    if (n & 4) {
+        p[0] = (uint8_t)v;
+        p[1] = (uint8_t)(v >> 8);
+        p[2] = (uint8_t)(v >> 16);
+        p[3] = (uint8_t)(v >> 24);
+    }
+}
+
+/* The n < 8 bytes from stream offset off, all in one word (a head or
+ * tail): the word is computed once. As a little-endian number. */
+static inline uint64_t part_word(uint64_t off, size_t n)
 {
     uint64_t word = pattern_word(off >> 3) >> ((off & 7) * 8);
-    unsigned diff = 0;
-    for (size_t i = 0; i < n; i++)
-        diff |= src[i] ^ (uint8_t)(word >> (8 * i));
-    return diff != 0;
+    return word & (~0ull >> (64 - 8 * n));
+}
+
+/* Write them; returns them (for the sum). */
+static inline uint64_t fill_bytes(uint8_t *dst, uint64_t off, size_t n)
+{
+    if (!n)
+        return 0;               /* word-aligned ends: no multiply */
+    uint64_t v = part_word(off, n);
+    store_part(dst, v, n);
+    return v;
+}
+
+static inline bool bytes_differ(const uint8_t *src, uint64_t off, size_t n)
+{
+    return n && load_part(src, n) != part_word(off, n);
 }
 
 /* Bytes before the first word boundary of [off, off + len). */

@@ -2,7 +2,7 @@
  * checksum of them (a byte-wise reference and tern_csum_partial), for
  * every length 0..3000 at stream offsets of every residue modulo 8 (near 0
  * and far out) and at odd and even destination addresses; bytes past the
- * end stay untouched. */
+ * end stay untouched. pattern_check finds any changed byte. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -77,12 +77,33 @@ static void sum_follows_bytes(void **state)
     assert_int_not_equal(sum, ref_sum(buf, sizeof buf));
 }
 
+/* pattern_check finds a flipped byte wherever it is: in the head or tail
+ * bytes around whole words, in a half block or in a full block. */
+static void check_finds_each_byte(void **state)
+{
+    (void)state;
+    uint8_t buf[200];
+    static const size_t lens[] = {0, 1, 5, 7, 8, 13, 40, 71, 104, 200};
+    for (uint64_t off = 0; off < 16; off++)
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            size_t len = lens[k];
+            pattern_fill(buf, off, len);
+            assert_int_equal(pattern_check(buf, off, len), len);
+            for (size_t j = 0; j < len; j++) {
+                buf[j] ^= 0x10;
+                assert_int_equal(pattern_check(buf, off, len), j);
+                buf[j] ^= 0x10;
+            }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_length),
         cmocka_unit_test(long_buffer),
         cmocka_unit_test(sum_follows_bytes),
+        cmocka_unit_test(check_finds_each_byte),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
