@@ -265,7 +265,7 @@ static inline int queue_app_buf(tern_stack *st, struct tern_conn *c,
     if (!buf || buf->frag || buf->len == 0 ||
         buf->data - buf->head < MAX_HDRS)
         return -TERN_EINVAL;
-    if (tern_tcp_send_space(st, c) < buf->len)
+    if (room_of(TL(st), c) < buf->len)     /* can_queue holds: the space */
         return -TERN_EAGAIN;
 #ifdef TERN_CHECK_APP_CSUM
     if (sum_bits && (sum_bits >> 32 & 0xffff) !=
