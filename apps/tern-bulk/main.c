@@ -162,16 +162,18 @@ static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
                       const uint8_t *d, size_t len)
 {
     (void)c; (void)b;
-    if (user && rt_ep_of(st)->role == RT_SERVER)
-        bulk_rx_data(user, d, len, rt_ep_of(st)->core->now);
+    rt_ep *ep = rt_ep_of(st);
+    if (user && ep->role == RT_SERVER)
+        bulk_rx_data(user, d, len, ep->core->now);
     return len;                 /* a sender ignores stray bytes */
 }
 
 static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
     (void)c;
-    if (rt_ep_of(st)->role == RT_CLIENT) {
-        cores[rt_ep_of(st)->core->idx].sent += bytes;
+    rt_ep *ep = rt_ep_of(st);
+    if (ep->role == RT_CLIENT) {
+        cores[ep->core->idx].sent += bytes;
         pump(st, user);
     }
 }
