@@ -108,8 +108,12 @@ words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
         x = x1[0];
     }
     uint64_t sum = 0;
-    for (int l = 0; want_sum && l < 4; l++)
-        sum += word_halves(all[l] - (hi[l] << 32)) + hi[l];
+    if (want_sum) {                 /* as vectors: clang 14 crashed on a
+                                     * per-lane loop in the AVX2 clone */
+        v4u64 lo = all - (hi << 32);
+        v4u64 t = (lo & 0xffffffffu) + (lo >> 32) + hi;
+        sum = t[0] + t[1] + t[2] + t[3];
+    }
     for (; i < n; i += 8, x += PATTERN_K) {
         uint64_t y = pattern_mix(x);
         store_le(dst + i, y);
