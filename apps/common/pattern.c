@@ -25,6 +25,15 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define TARGET_CLONES
 #endif
 
+/* Four blocks per loop turn: the loop's own counting and branch are a
+ * quarter of a block's instructions (unrolling by 2 gained ~0.055 Ir/byte
+ * of fill + check, by 4 another ~0.017). */
+#if defined(__GNUC__) && __GNUC__ >= 8 || defined(__clang__)
+#define UNROLL_BLOCKS _Pragma("GCC unroll 4")
+#else
+#define UNROLL_BLOCKS
+#endif
+
 static inline uint8_t pattern_byte(uint64_t i)
 {
     return (uint8_t)(pattern_word(i >> 3) >> ((i & 7) * 8));
@@ -84,6 +93,7 @@ words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
     lanes_at(&x1, w + 4);
     const uint64_t step = 8 * PATTERN_K;
     size_t i = 0;
+    UNROLL_BLOCKS
     for (; i + BLOCK_BYTES <= n; i += BLOCK_BYTES) {
         y0 = x0 ^ (x0 >> 29);
         y1 = x1 ^ (x1 >> 29);
@@ -146,6 +156,7 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
     lanes_at(&x1, w + 4);
     const uint64_t step = 8 * PATTERN_K;
     size_t i = 0;
+    UNROLL_BLOCKS
     for (; i + BLOCK_BYTES <= n; i += BLOCK_BYTES) {
         memcpy(&y0, src + i, 32);
         memcpy(&y1, src + i + 32, 32);
