@@ -416,6 +416,24 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len);
  */
 int tern_tcp_send_buf(tern_stack *st, tern_conn *c, tern_buf *buf);
 
+/*
+ * tern_tcp_send_buf for an application that computed the payload's
+ * checksum while writing it: `payload_sum` is the Internet checksum of the
+ * buf->len bytes at buf->data, as tern_csum_partial(buf->data, buf->len, 0)
+ * returns it (any value that folds to the same 16 bits will do). The stack
+ * then sums only the headers, on the first transmission and on every
+ * retransmission, and never reads the payload for the checksum. The buffer
+ * must not change while the stack holds it. A wrong sum is trusted as a
+ * NIC trusts bad offload metadata: the segments carry a bad checksum and
+ * the peer drops them (its tcp_drop_csum), so the connection stalls and
+ * times out. A core built with TERN_CHECK_APP_CSUM defined recomputes the
+ * sum and refuses a wrong one with -TERN_EINVAL (for debugging). With
+ * TERN_CAP_TX_L4_CSUM the NIC sums and the value is not used. Returns as
+ * tern_tcp_send_buf.
+ */
+int tern_tcp_send_buf_sum(tern_stack *st, tern_conn *c, tern_buf *buf,
+                          uint32_t payload_sum);
+
 /* Bytes that may be queued now without exceeding snd_buf. */
 size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c);
 

@@ -24,6 +24,10 @@ static inline uint64_t pattern_word(uint64_t w)
 
 /* Write len bytes of the stream starting at offset off. */
 void pattern_fill(uint8_t *dst, uint64_t off, size_t len);
+/* pattern_fill, and in the same pass the Internet checksum (RFC 1071) of
+ * the len bytes written, folded to 16 bits and not inverted: what
+ * tern_csum_partial(dst, len, 0) would return, for tern_tcp_send_buf_sum. */
+uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len);
 /* Compare; returns the number of bytes that match before the first
  * mismatch (len if all match). */
 size_t pattern_check(const uint8_t *src, uint64_t off, size_t len);

@@ -1,10 +1,13 @@
 /* tern-bulk - bulk transfer on the tern stack with every byte verified.
  * Sender: builds each segment's payload straight into a pool buffer
  * (pattern_fill at the stream offset) and queues it with tern_tcp_send_buf:
- * no copy. Receiver: checks every byte in place in the recv callback, or
- * SHA-256s the stream (--verify hash, for kernel peers like nc or Python).
- * With --driver mem both stacks run in one thread per core; --link RATE
- * then also limits the mem link to that line rate. */
+ * no copy. Unless the NIC sums, the fill also takes the payload's checksum
+ * (pattern_fill_sum) and hands it over (tern_tcp_send_buf_sum), so the
+ * stack does not read the payload again. Receiver: checks every byte in
+ * place in the recv callback, or SHA-256s the stream (--verify hash, for
+ * kernel peers like nc or Python). With --driver mem both stacks run in
+ * one thread per core; --link RATE then also limits the mem link to that
+ * line rate. */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +41,7 @@ static bulk_opts bo;
 static bcore *cores;
 static atomic_uint streams_ended;
 static uint8_t *copy_src;       /* pattern scratch for the copying fallback */
+static bool nic_sums;           /* the (mem) NIC computes TCP checksums */
 
 /* ---- sender ---- */
 
@@ -55,7 +59,11 @@ static void pump(tern_stack *st, cstream *s)
             tern_buf *b = tern_buf_alloc(st);
             if (!b)
                 return;                       /* pool dry: retried by iter */
-            if (bo.verify != VERIFY_NONE)
+            bool summed = bo.verify != VERIFY_NONE && !nic_sums;
+            uint32_t sum = 0;
+            if (summed)
+                sum = pattern_fill_sum(b->data, s->off, n);
+            else if (bo.verify != VERIFY_NONE)
                 pattern_fill(b->data, s->off, n);
             b->len = (uint32_t)n;
             sha256 before;
@@ -63,7 +71,8 @@ static void pump(tern_stack *st, cstream *s)
                 before = s->hash;
                 sha256_update(&s->hash, b->data, n);
             }
-            rc = tern_tcp_send_buf(st, s->c, b);
+            rc = summed ? tern_tcp_send_buf_sum(st, s->c, b, sum)
+                        : tern_tcp_send_buf(st, s->c, b);
             if (rc == 0) {
                 s->off += n;
                 space -= n;
@@ -153,16 +162,18 @@ static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
                       const uint8_t *d, size_t len)
 {
     (void)c; (void)b;
-    if (user && rt_ep_of(st)->role == RT_SERVER)
-        bulk_rx_data(user, d, len, rt_ep_of(st)->core->now);
+    rt_ep *ep = rt_ep_of(st);
+    if (user && ep->role == RT_SERVER)
+        bulk_rx_data(user, d, len, ep->core->now);
     return len;                 /* a sender ignores stray bytes */
 }
 
 static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
     (void)c;
-    if (rt_ep_of(st)->role == RT_CLIENT) {
-        cores[rt_ep_of(st)->core->idx].sent += bytes;
+    rt_ep *ep = rt_ep_of(st);
+    if (ep->role == RT_CLIENT) {
+        cores[ep->core->idx].sent += bytes;
         pump(st, user);
     }
 }
@@ -353,6 +364,7 @@ int main(int argc, char **argv)
     rt_params p;
     rt_params_from_opts(&p, &co, bo.mode == MODE_SERVER ? RT_SERVER
                                                          : RT_CLIENT);
+    nic_sums = !strcmp(co.driver, "mem") && (p.mem_caps & TERN_CAP_TX_L4_CSUM);
     /* Enough buffers for every stream's send window plus reordering. */
     p.pool_size = (unsigned)(8192 + bo.conns * 512);
     if (!strcmp(co.driver, "mem") && co.link_bps > 0)

@@ -254,20 +254,42 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
     return (long)taken;
 }
 
-int tern_tcp_send_buf(tern_stack *st, tern_conn *c, tern_buf *buf)
+/* tern_tcp_send_buf with the payload sum's cb[1] bits: BQ_CSUM_OK and the
+ * folded sum when the application gave it (output then sums the header
+ * only, as for data tern_tcp_send copied), 0 when it did not. */
+static inline int queue_app_buf(tern_stack *st, struct tern_conn *c,
+                                tern_buf *buf, uint64_t sum_bits)
 {
     if (!can_queue(c))
         return -TERN_ENOTCONN;
     if (!buf || buf->frag || buf->len == 0 ||
         buf->data - buf->head < MAX_HDRS)
         return -TERN_EINVAL;
-    if (tern_tcp_send_space(st, c) < buf->len)
+    if (room_of(TL(st), c) < buf->len)     /* can_queue holds: the space */
         return -TERN_EAGAIN;
+#ifdef TERN_CHECK_APP_CSUM
+    if (sum_bits && (sum_bits >> 32 & 0xffff) !=
+                        csum_fold64(tern_csum_partial(buf->data, buf->len, 0)))
+        return -TERN_EINVAL;
+#endif
     bq_set(buf, c->sq_end, buf->len, buf->data);
+    buf->cb[1] |= sum_bits;
     sq_append(c, buf);
     c->sq_end += buf->len;
     kick(st, c, TF_OUTPUT);
     return 0;
+}
+
+int tern_tcp_send_buf(tern_stack *st, tern_conn *c, tern_buf *buf)
+{
+    return queue_app_buf(st, c, buf, 0);
+}
+
+int tern_tcp_send_buf_sum(tern_stack *st, tern_conn *c, tern_buf *buf,
+                          uint32_t payload_sum)
+{
+    return queue_app_buf(st, c, buf,
+                         BQ_CSUM_OK | (uint64_t)csum_fold64(payload_sum) << 32);
 }
 
 void tern_tcp_consumed(tern_stack *st, tern_conn *c, size_t bytes)

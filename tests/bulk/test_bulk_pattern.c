@@ -1,0 +1,109 @@
+/* pattern_fill_sum: the same bytes as pattern_fill and the Internet
+ * checksum of them (a byte-wise reference and tern_csum_partial), for
+ * every length 0..3000 at stream offsets of every residue modulo 8 (near 0
+ * and far out) and at odd and even destination addresses; bytes past the
+ * end stay untouched. pattern_check finds any changed byte. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pattern.h"
+#include "tern.h"
+
+#define GUARD 0xa5
+
+/* RFC 1071 the slow way: byte i is the high byte of a 16-bit word when i
+ * is even; the sum folded with end-around carries (0 only for no bits). */
+static uint32_t ref_sum(const uint8_t *p, size_t len)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < len; i++)
+        s += (i & 1) ? p[i] : (uint32_t)p[i] << 8;
+    while (s >> 16)
+        s = (s & 0xffff) + (s >> 16);
+    return (uint32_t)s;
+}
+
+/* Fill at dst + align with both functions and compare everything. */
+static void check_one(uint8_t *a, uint8_t *b, size_t align, uint64_t off,
+                      size_t len)
+{
+    memset(a, GUARD, len + 64);
+    memset(b, GUARD, len + 64);
+    pattern_fill(a + align, off, len);
+    uint32_t sum = pattern_fill_sum(b + align, off, len);
+    assert_memory_equal(a, b, len + 64);
+    assert_int_equal(sum, ref_sum(b + align, len));
+    assert_int_equal(sum, tern_csum_partial(b + align, len, 0));
+    assert_int_equal(pattern_check(b + align, off, len), len);
+}
+
+static void every_length(void **state)
+{
+    (void)state;
+    uint8_t *a = malloc(3000 + 64), *b = malloc(3000 + 64);
+    static const uint64_t base[] = {0, 1ull << 40};
+    for (size_t k = 0; k < 2; k++)
+        for (uint64_t r = 0; r < 9; r++)
+            for (size_t len = 0; len <= 3000; len++)
+                check_one(a, b, (size_t)(r & 1), base[k] + r, len);
+    free(a);
+    free(b);
+}
+
+/* Many vector blocks in one call, starting odd and ending odd. */
+static void long_buffer(void **state)
+{
+    (void)state;
+    size_t len = (1u << 20) + 13;
+    uint8_t *a = malloc(len + 64), *b = malloc(len + 64);
+    check_one(a, b, 1, 12345, len);
+    check_one(a, b, 0, 8, len - 13);
+    free(a);
+    free(b);
+}
+
+/* The sum is of what was written: a changed byte changes the reference. */
+static void sum_follows_bytes(void **state)
+{
+    (void)state;
+    uint8_t buf[1448];
+    uint32_t sum = pattern_fill_sum(buf, 1448 * 7, sizeof buf);
+    buf[700] ^= 1;
+    assert_int_not_equal(sum, ref_sum(buf, sizeof buf));
+}
+
+/* pattern_check finds a flipped byte wherever it is: in the head or tail
+ * bytes around whole words, in a half block or in a full block. */
+static void check_finds_each_byte(void **state)
+{
+    (void)state;
+    uint8_t buf[200];
+    static const size_t lens[] = {0, 1, 5, 7, 8, 13, 40, 71, 104, 200};
+    for (uint64_t off = 0; off < 16; off++)
+        for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+            size_t len = lens[k];
+            pattern_fill(buf, off, len);
+            assert_int_equal(pattern_check(buf, off, len), len);
+            for (size_t j = 0; j < len; j++) {
+                buf[j] ^= 0x10;
+                assert_int_equal(pattern_check(buf, off, len), j);
+                buf[j] ^= 0x10;
+            }
+        }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_length),
+        cmocka_unit_test(long_buffer),
+        cmocka_unit_test(sum_follows_bytes),
+        cmocka_unit_test(check_finds_each_byte),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
