@@ -38,19 +38,23 @@ void rr_thread_init(rr_thread *t, uint32_t req_len, uint32_t resp_len,
                     uint32_t depth, uint64_t quota);
 
 /* How many requests may go out now (and stamp them): the caller then sends
- * that many requests back to back. */
+ * that many requests back to back. The limits (depth, quota, stopping) are
+ * taken once, not per request. */
 static inline unsigned rr_issue(rr_thread *t, rr_conn *c, unsigned want,
                                 uint64_t now)
 {
-    unsigned n = 0;
-    while (n < want && c->inflight < t->depth && !t->stopping &&
-           (!t->quota || t->issued < t->quota)) {
-        c->stamp[(c->head + c->inflight) & (RR_MAX_DEPTH - 1)] = now;
-        c->inflight++;
-        t->issued++;
-        n++;
-    }
-    return n;
+    uint64_t n = t->depth - c->inflight;   /* inflight never exceeds depth */
+    if (want < n)
+        n = want;
+    if (t->quota && t->quota - t->issued < n)
+        n = t->quota - t->issued;
+    if (t->stopping)
+        n = 0;
+    for (uint32_t k = 0; k < n; k++)
+        c->stamp[(c->head + c->inflight + k) & (RR_MAX_DEPTH - 1)] = now;
+    c->inflight += (uint32_t)n;
+    t->issued += n;
+    return (unsigned)n;
 }
 
 /* A connection came up: requests to send now (fills the pipeline). */
@@ -68,21 +72,21 @@ static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
 static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
                                uint64_t now)
 {
+    uint64_t rx = c->rx + len;
     unsigned done = 0;
-    c->rx += len;
-    while (c->rx >= t->resp_len && c->inflight) {
-        c->rx -= t->resp_len;
+    while (rx >= t->resp_len && c->inflight) {
+        rx -= t->resp_len;
         hist_add(&t->h, now - c->stamp[c->head]);
         c->head = (c->head + 1) & (RR_MAX_DEPTH - 1);
         c->inflight--;
         done++;
     }
-    if (done) {
-        t->completed += done;
-        t->t_last = now;
-        return rr_issue(t, c, done, now);
-    }
-    return 0;
+    c->rx = rx;
+    if (!done)
+        return 0;
+    t->completed += done;
+    t->t_last = now;
+    return rr_issue(t, c, done, now);
 }
 
 /* More bytes arrived than requests were outstanding. */
