@@ -538,19 +538,20 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
     if (n > dst->top)
         n = dst->top;           /* ... and the pool drops */
     uint64_t bytes = 0;
-    unsigned i = 0;
-    for (; i < n; i++) {
-        tern_buf *f = frames[i];
+    tern_buf **fp = frames, **end = frames + n;
+    for (; fp < end; fp++) {
+        tern_buf *f = *fp;
         uint32_t len = f->len;
         if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || len > cap)
             break;
         tern_buf *b = tern_pool_alloc_some(dst);  /* n <= top */
-        ml_copy(b->data, f->data, len);
-        b->len = len;
+        b->len = len;   /* before the byte stores, which may alias it */
         bytes += len;
+        ml_copy(b->data, f->data, len);
         ring[tail++ & mask] = (ml_entry){b, 0};
         tern_pool_release_one(src, f);
     }
+    unsigned i = (unsigned)(fp - frames);
     d->tail = tail;
     d->ring_bytes += bytes;
     d->st.sent += i;
