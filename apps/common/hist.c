@@ -9,6 +9,21 @@ void hist_init(hist *h)
     h->min = UINT64_MAX;
 }
 
+void hist_add_run_(hist *h, uint64_t v)
+{
+    hist_add_n(h, h->run_v, h->run_n);
+    h->run_v = v;
+    h->run_n = 1;
+}
+
+void hist_flush(hist *h)
+{
+    hist_add_n(h, h->run_v, h->run_n);
+    h->run_n = 0;
+}
+
+uint64_t hist_count(const hist *h) { return h->count + h->run_n; }
+
 void hist_merge(hist *dst, const hist *src)
 {
     for (unsigned i = 0; i < HIST_BUCKETS; i++)
@@ -19,6 +34,7 @@ void hist_merge(hist *dst, const hist *src)
         dst->min = src->min;
     if (src->max > dst->max)
         dst->max = src->max;
+    hist_add_n(dst, src->run_v, src->run_n);
 }
 
 /* Lowest value and width of bucket i. */
@@ -36,6 +52,11 @@ static void bucket_range(unsigned i, uint64_t *lo, uint64_t *width)
 
 uint64_t hist_percentile(const hist *h, double p)
 {
+    if (h->run_n) {
+        hist settled = *h;
+        hist_flush(&settled);
+        return hist_percentile(&settled, p);
+    }
     if (!h->count)
         return 0;
     /* Rank of the wanted sample, 1-based, rounded up (nearest-rank). */
@@ -64,5 +85,6 @@ uint64_t hist_percentile(const hist *h, double p)
 
 double hist_mean(const hist *h)
 {
-    return h->count ? (double)h->sum / (double)h->count : 0.0;
+    uint64_t n = hist_count(h);
+    return n ? (double)(h->sum + h->run_v * h->run_n) / (double)n : 0.0;
 }

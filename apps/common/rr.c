@@ -12,7 +12,27 @@ void rr_thread_init(rr_thread *t, uint32_t req_len, uint32_t resp_len,
     t->resp_len = resp_len;
     t->depth = depth > RR_MAX_DEPTH ? RR_MAX_DEPTH : depth;
     t->quota = quota;
+    t->left = quota ? quota : UINT64_MAX;
     hist_init(&t->h);
+}
+
+unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now)
+{
+    uint64_t rx = c->rx + len;
+    unsigned done = 0;
+    while (rx >= t->resp_len && c->inflight) {
+        rx -= t->resp_len;
+        hist_add(&t->h, now - c->stamp[c->head]);
+        c->head = (c->head + 1) & (RR_MAX_DEPTH - 1);
+        c->inflight--;
+        done++;
+    }
+    c->rx = rx;
+    if (!done)
+        return 0;
+    t->completed += done;
+    t->t_last = now;
+    return rr_issue(t, c, done, now);
 }
 
 void rr_total_init(rr_total *tot)

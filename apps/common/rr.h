@@ -20,6 +20,8 @@ typedef struct rr_thread {
     uint32_t req_len, resp_len, depth;
     uint64_t quota;          /* requests this thread may issue, 0 = no limit */
     uint64_t issued, completed;
+    uint64_t left;           /* requests the quota still allows (UINT64_MAX
+                                without one) */
     bool stopping;           /* duration over: issue no more */
     uint64_t t_first;        /* first connection up (ns) */
     uint64_t t_last;         /* last completion (ns) */
@@ -38,19 +40,24 @@ void rr_thread_init(rr_thread *t, uint32_t req_len, uint32_t resp_len,
                     uint32_t depth, uint64_t quota);
 
 /* How many requests may go out now (and stamp them): the caller then sends
- * that many requests back to back. */
+ * that many requests back to back. The limits (depth, quota, stopping) are
+ * taken once, not per request. */
 static inline unsigned rr_issue(rr_thread *t, rr_conn *c, unsigned want,
                                 uint64_t now)
 {
-    unsigned n = 0;
-    while (n < want && c->inflight < t->depth && !t->stopping &&
-           (!t->quota || t->issued < t->quota)) {
-        c->stamp[(c->head + c->inflight) & (RR_MAX_DEPTH - 1)] = now;
-        c->inflight++;
-        t->issued++;
-        n++;
-    }
-    return n;
+    uint64_t n = t->depth - c->inflight;   /* inflight never exceeds depth */
+    if (want < n)
+        n = want;
+    if (t->left < n)
+        n = t->left;
+    if (t->stopping)
+        n = 0;
+    for (uint32_t k = 0; k < n; k++)
+        c->stamp[(c->head + c->inflight + k) & (RR_MAX_DEPTH - 1)] = now;
+    c->inflight += (uint32_t)n;
+    t->issued += n;
+    t->left -= n;
+    return (unsigned)n;
 }
 
 /* A connection came up: requests to send now (fills the pipeline). */
@@ -64,25 +71,24 @@ static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
 /* len response bytes arrived: complete requests, return how many new
  * requests to send now (one per completed one while running). Bytes beyond
  * what was asked for are a protocol error the caller may check with
- * rr_overrun(). */
+ * rr_overrun(). Out of line: the general case (rr.c). */
+unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now);
+
+/* Inline, the usual case: the bytes are exactly one whole response, and
+ * its latency equals the histogram's current run (rr_recv_any otherwise). */
 static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
                                uint64_t now)
 {
-    unsigned done = 0;
-    c->rx += len;
-    while (c->rx >= t->resp_len && c->inflight) {
-        c->rx -= t->resp_len;
-        hist_add(&t->h, now - c->stamp[c->head]);
-        c->head = (c->head + 1) & (RR_MAX_DEPTH - 1);
-        c->inflight--;
-        done++;
-    }
-    if (done) {
-        t->completed += done;
-        t->t_last = now;
-        return rr_issue(t, c, done, now);
-    }
-    return 0;
+    if (c->rx + len != t->resp_len || !c->inflight ||
+        now - c->stamp[c->head] != t->h.run_v)
+        return rr_recv_any(t, c, len, now);
+    c->rx = 0;
+    t->h.run_n++;
+    c->head = (c->head + 1) & (RR_MAX_DEPTH - 1);
+    c->inflight--;
+    t->completed++;
+    t->t_last = now;
+    return rr_issue(t, c, 1, now);
 }
 
 /* More bytes arrived than requests were outstanding. */

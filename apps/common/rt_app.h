@@ -204,11 +204,10 @@ static inline size_t pend_hold(pend_conn *pc, const uint8_t *d, size_t n)
     return 0;
 }
 
-/* Send what the backlog holds; once empty, reopen the window. */
-static inline void pend_flush(tern_stack *st, tern_conn *c, pend_conn *pc)
+static __attribute__((noinline, cold, unused)) void pend_drain(tern_stack *st,
+                                                        tern_conn *c,
+                                                        pend_conn *pc)
 {
-    if (!pc)
-        return;
     while (pc->out.len) {
         long s = tern_tcp_send(st, c, bb_data(&pc->out), pc->out.len);
         if (s <= 0)
@@ -219,6 +218,14 @@ static inline void pend_flush(tern_stack *st, tern_conn *c, pend_conn *pc)
         tern_tcp_consumed(st, c, pc->held);
         pc->held = 0;
     }
+}
+
+/* Send what the backlog holds; once empty, reopen the window. Inline only
+ * the test: most connections never have a backlog. */
+static inline void pend_flush(tern_stack *st, tern_conn *c, pend_conn *pc)
+{
+    if (pc && (pc->out.len || pc->held))
+        pend_drain(st, c, pc);
 }
 
 static inline void pend_free(pend_conn *pc)

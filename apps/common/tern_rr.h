@@ -5,7 +5,9 @@
  *
  * Per request: rr_recv (a few adds and a histogram increment) and one
  * tern_tcp_send of the next request(s) from inside the recv callback, so
- * the request carries the ACK. Time is the loop's clock (core->now). */
+ * the request carries the ACK. Time is the loop's clock (core->now).
+ * A connection's state points to its core's, so the callbacks need not ask
+ * the stack for its endpoint (tern_get_user) on every segment. */
 #ifndef APPS_TERN_RR_H
 #define APPS_TERN_RR_H
 
@@ -16,14 +18,18 @@
 #include "rr.h"
 #include "rt.h"
 
+struct trr_core;
+
 typedef struct trr_conn {
     rr_conn rr;
     tern_conn *c;
+    struct trr_core *sc;        /* the core this connection runs on */
     bytebuf pend;               /* requests the send buffer refused */
 } trr_conn;
 
 typedef struct trr_core {
     rr_thread rr;
+    rt_core *core;              /* set by trr_start */
     trr_conn *conns;
     unsigned n;
     uint64_t deadline;
@@ -76,27 +82,34 @@ static inline bool trr_setup(const char *prog, unsigned ncores,
     return active > 0;
 }
 
+/* Out of line: the rare paths stay out of the callbacks' register use.
+ * Queue requests [from, n) of the train behind what the send buffer held. */
+static __attribute__((noinline, cold, unused)) void trr_queue(trr_conn *cc,
+                                                       size_t from, size_t n)
+{
+    bb_append(&cc->pend, g_trr.train + from, n - from, SIZE_MAX);
+}
+
 static inline void trr_send(tern_stack *st, trr_conn *cc, unsigned k)
 {
     size_t n = (size_t)k * g_trr.req_len;
-    if (!cc->pend.len) {
-        long s = tern_tcp_send(st, cc->c, g_trr.train, n);
-        if (s == (long)n)
-            return;
-        if (s < 0)
-            s = 0;
-        bb_append(&cc->pend, g_trr.train + s, n - (size_t)s, SIZE_MAX);
+    if (cc->pend.len) {
+        trr_queue(cc, 0, n);
         return;
     }
-    bb_append(&cc->pend, g_trr.train, n, SIZE_MAX);
+    long s = tern_tcp_send(st, cc->c, g_trr.train, n);
+    if (s != (long)n)
+        trr_queue(cc, s < 0 ? 0 : (size_t)s, n);
 }
 
 /* Connect this core's share (client endpoint). */
 static inline int trr_start(rt_ep *ep)
 {
     trr_core *sc = &g_trr.cores[ep->core->idx];
+    sc->core = ep->core;
     for (unsigned k = 0; k < sc->n; k++) {
         int err = 0;
+        sc->conns[k].sc = sc;
         sc->conns[k].c = tern_tcp_connect(ep->st, g_trr.dst_ip, g_trr.dst_port,
                                           0, &sc->conns[k], &err);
         if (!sc->conns[k].c) {
@@ -110,20 +123,18 @@ static inline int trr_start(rt_ep *ep)
 
 static inline void trr_connected(tern_stack *st, void *user)
 {
-    rt_ep *ep = rt_ep_of(st);
-    trr_core *sc = &g_trr.cores[ep->core->idx];
     trr_conn *cc = user;
-    unsigned k = rr_start(&sc->rr, &cc->rr, ep->core->now);
+    trr_core *sc = cc->sc;
+    unsigned k = rr_start(&sc->rr, &cc->rr, sc->core->now);
     if (k)
         trr_send(st, cc, k);
 }
 
 static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
 {
-    rt_ep *ep = rt_ep_of(st);
-    trr_core *sc = &g_trr.cores[ep->core->idx];
     trr_conn *cc = user;
-    unsigned k = rr_recv(&sc->rr, &cc->rr, len, ep->core->now);
+    trr_core *sc = cc->sc;
+    unsigned k = rr_recv(&sc->rr, &cc->rr, len, sc->core->now);
     if (k)
         trr_send(st, cc, k);
     else if (rr_overrun(&cc->rr, &sc->rr))
@@ -131,10 +142,10 @@ static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
     return len;
 }
 
-static inline void trr_acked(tern_stack *st, void *user)
+static __attribute__((noinline, cold, unused)) void trr_flush(tern_stack *st,
+                                                       trr_conn *cc)
 {
-    trr_conn *cc = user;
-    while (cc && cc->pend.len) {
+    while (cc->pend.len) {
         long s = tern_tcp_send(st, cc->c, bb_data(&cc->pend), cc->pend.len);
         if (s <= 0)
             return;
@@ -142,23 +153,30 @@ static inline void trr_acked(tern_stack *st, void *user)
     }
 }
 
+static inline void trr_acked(tern_stack *st, void *user)
+{
+    trr_conn *cc = user;
+    if (cc && cc->pend.len)
+        trr_flush(st, cc);
+}
+
 /* A client connection went away: a failure unless the run is ending. */
 static inline void trr_closed(tern_stack *st, void *user, int reason,
                               const char *why)
 {
-    rt_ep *ep = rt_ep_of(st);
-    trr_core *sc = &g_trr.cores[ep->core->idx];
     trr_conn *cc = user;
     if (!cc)
         return;
+    trr_core *sc = cc->sc;
     cc->c = NULL;
-    if (!sc->rr.stopping && !rr_quota_done(&sc->rr) && !ep->core->stop &&
+    if (!sc->rr.stopping && !rr_quota_done(&sc->rr) && !sc->core->stop &&
         !rt_stopping()) {
         sc->failed = true;
         fprintf(stderr, "%s: core %u: a connection closed (%s)\n", g_trr.prog,
-                ep->core->idx, why);
-        rt_core_stop(ep->core);
+                sc->core->idx, why);
+        rt_core_stop(sc->core);
     }
+    (void)st;
     (void)reason;
 }
 

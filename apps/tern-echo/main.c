@@ -16,20 +16,17 @@
 static common_opts co;
 static echo_opts eo;
 
-/* ---- server: echo, keeping a backlog only when the send buffer is full */
+/* ---- server: echo, keeping a backlog only when the send buffer is full.
+ * The callbacks of each endpoint are set by its role (configure), so none
+ * asks which endpoint it runs for. */
 
-static size_t srv_recv(tern_stack *st, tern_conn *c, const uint8_t *d,
-                       size_t len)
+/* The send buffer took only s bytes of len (s < 0: none): keep the rest. */
+static __attribute__((noinline, cold, unused)) size_t
+srv_backlog(tern_stack *st, tern_conn *c, const uint8_t *d, size_t len, long s)
 {
-    pend_conn *pc = tern_tcp_get_user(c);
-    if (pc && pc->out.len)
-        return pend_hold(pc, d, len);      /* stay in order behind it */
-    long s = tern_tcp_send(st, c, d, len);
-    if (s == (long)len)
-        return len;
     if (s < 0)
         s = 0;
-    pc = pend_of(c);
+    pend_conn *pc = pend_of(c);
     if (!pc) {
         tern_tcp_abort(st, c);
         return len;
@@ -38,65 +35,86 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, const uint8_t *d,
     return (size_t)s;
 }
 
-/* ---- callbacks: dispatch on the endpoint's role ---- */
+static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                       const uint8_t *d, size_t len)
+{
+    (void)b;
+    pend_conn *pc = user;
+    if (pc && pc->out.len)
+        return pend_hold(pc, d, len);      /* stay in order behind it */
+    long s = tern_tcp_send(st, c, d, len);
+    if (s == (long)len)
+        return len;
+    return srv_backlog(st, c, d, len, s);
+}
 
-static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
+static void *srv_accepted(tern_stack *st, tern_conn *c, void *lu)
 {
     (void)st; (void)c; (void)lu;
     return NULL;                        /* state only if a backlog forms */
 }
 
-static void cb_connected(tern_stack *st, tern_conn *c, void *user)
+static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+{
+    (void)bytes;
+    pend_flush(st, c, user);
+}
+
+static void srv_peer_closed(tern_stack *st, tern_conn *c, void *user)
+{
+    (void)user;
+    tern_tcp_close(st, c);
+}
+
+static void srv_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+{
+    (void)st; (void)c; (void)reason;
+    pend_free(user);
+}
+
+/* ---- client: the request/response generator (tern_rr.h) ---- */
+
+static void cli_connected(tern_stack *st, tern_conn *c, void *user)
 {
     (void)c;
     trr_connected(st, user);
 }
 
-static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
-                      const uint8_t *d, size_t len)
+static size_t cli_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                       const uint8_t *d, size_t len)
 {
-    (void)b;
-    if (rt_ep_of(st)->role == RT_SERVER)
-        return srv_recv(st, c, d, len);
+    (void)c; (void)b; (void)d;
     return trr_recv(st, user, len);
 }
 
-static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+static void cli_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
-    (void)bytes;
-    if (rt_ep_of(st)->role == RT_SERVER)
-        pend_flush(st, c, user);
-    else
-        trr_acked(st, user);
+    (void)c; (void)bytes;
+    trr_acked(st, user);
 }
 
-static void cb_peer_closed(tern_stack *st, tern_conn *c, void *user)
-{
-    (void)user;
-    if (rt_ep_of(st)->role == RT_SERVER)
-        tern_tcp_close(st, c);
-}
-
-static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+static void cli_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 {
     (void)c;
-    if (rt_ep_of(st)->role == RT_SERVER)
-        pend_free(user);
-    else
-        trr_closed(st, user, reason, rt_close_reason(reason));
+    trr_closed(st, user, reason, rt_close_reason(reason));
 }
 
 /* ---- runtime hooks ---- */
 
 static void configure(rt_ep *ep, tern_config *cfg)
 {
-    (void)ep;
-    cfg->cb.accepted = cb_accepted;
-    cfg->cb.connected = cb_connected;
-    cfg->cb.recv = cb_recv;
-    cfg->cb.acked = cb_acked;
-    cfg->cb.peer_closed = cb_peer_closed;
-    cfg->cb.closed = cb_closed;
+    if (ep->role == RT_SERVER) {
+        cfg->cb.accepted = srv_accepted;
+        cfg->cb.recv = srv_recv;
+        cfg->cb.acked = srv_acked;
+        cfg->cb.peer_closed = srv_peer_closed;
+        cfg->cb.closed = srv_closed;
+    } else {
+        cfg->cb.connected = cli_connected;
+        cfg->cb.recv = cli_recv;
+        cfg->cb.acked = cli_acked;
+        cfg->cb.closed = cli_closed;
+    }
     uint64_t need = eo.conns * 2 + 64;
     if (need > cfg->max_conns)
         cfg->max_conns = (uint32_t)need;

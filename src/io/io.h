@@ -28,9 +28,14 @@ void tern_pool_destroy(tern_pool *p);
 /* A buffer with refs 1, len 0, data = head + TERN_HEADROOM; NULL if empty.
  * (static inline below) */
 static inline tern_buf *tern_pool_alloc(tern_pool *p);
+/* The same when the caller knows the pool holds a buffer (the mem link
+ * reserves a burst's worth first). (static inline below) */
+static inline tern_buf *tern_pool_alloc_some(tern_pool *p);
 /* Drop one reference of each buffer in the frame's frag chain; buffers
  * whose count reaches zero go back to the pool. (static inline below) */
 static inline void tern_pool_release(tern_pool *p, tern_buf *frame);
+/* The same for a buffer known to have no frag chain. (static inline below) */
+static inline void tern_pool_release_one(tern_pool *p, tern_buf *b);
 /* Take back one buffer whose refs already fell to 0 (what
  * tern_buf_ops.free does). (static inline below) */
 static inline void tern_pool_put(tern_pool *p, tern_buf *b);
@@ -51,6 +56,7 @@ struct tern_pool {
     unsigned buf_size;
     unsigned slot_size;   /* descriptor + buffer memory, cache aligned */
     uint8_t *slots;       /* count slots */
+    size_t span;          /* count * slot_size: bytes of the slots */
     size_t map_len;
 };
 
@@ -69,11 +75,12 @@ struct tern_pool {
 
 _Noreturn void tern_pool_panic_(const tern_pool *p, const tern_buf *b,
                                 const char *what);
+/* The panic of a failed tern_pool_put check: says which one failed. */
+_Noreturn void tern_pool_put_panic_(const tern_pool *p, const tern_buf *b);
 
-static inline tern_buf *tern_pool_alloc(tern_pool *p)
+/* tern_pool_alloc for a caller that knows the pool is not empty. */
+static inline tern_buf *tern_pool_alloc_some(tern_pool *p)
 {
-    if (p->top == 0)
-        return NULL;
     tern_buf *b = p->free[--p->top];
     if (TERN_POOL_CHECKS && b->refs != TERN_POOL_FREE_REFS)
         tern_pool_panic_(p, b, "free buffer was modified (use after free?)");
@@ -88,30 +95,35 @@ static inline tern_buf *tern_pool_alloc(tern_pool *p)
     return b;
 }
 
+static inline tern_buf *tern_pool_alloc(tern_pool *p)
+{
+    return p->top ? tern_pool_alloc_some(p) : NULL;
+}
+
 static inline void tern_pool_put(tern_pool *p, tern_buf *b)
 {
-    if (TERN_POOL_CHECKS) {
-        if ((uintptr_t)b - (uintptr_t)p->slots >=
-            (uintptr_t)p->count * p->slot_size)
-            tern_pool_panic_(p, b, "buffer is not from this pool");
-        if (b->refs != 0)
-            tern_pool_panic_(p, b, b->refs == TERN_POOL_FREE_REFS
-                                       ? "double free"
-                                       : "free of a referenced buffer");
-    }
+    /* One branch for both checks (foreign buffer, refs not 0): this runs
+     * for every buffer freed. */
+    if (TERN_POOL_CHECKS &&
+        (((uintptr_t)b - (uintptr_t)p->slots >= p->span) | (b->refs != 0)))
+        tern_pool_put_panic_(p, b);
     b->refs = TERN_POOL_FREE_REFS;
     p->free[p->top++] = b;
+}
+
+static inline void tern_pool_release_one(tern_pool *p, tern_buf *b)
+{
+    if (TERN_POOL_CHECKS && (b->refs == 0 || b->refs == TERN_POOL_FREE_REFS))
+        tern_pool_panic_(p, b, "double release");
+    if (--b->refs == 0)
+        tern_pool_put(p, b);
 }
 
 static inline void tern_pool_release(tern_pool *p, tern_buf *frame)
 {
     while (frame) {
         tern_buf *next = frame->frag;
-        if (TERN_POOL_CHECKS &&
-            (frame->refs == 0 || frame->refs == TERN_POOL_FREE_REFS))
-            tern_pool_panic_(p, frame, "double release");
-        if (--frame->refs == 0)
-            tern_pool_put(p, frame);
+        tern_pool_release_one(p, frame);
         frame = next;
     }
 }

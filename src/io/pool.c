@@ -23,6 +23,15 @@ _Noreturn void tern_pool_panic_(const tern_pool *p, const tern_buf *b,
     abort();
 }
 
+_Noreturn void tern_pool_put_panic_(const tern_pool *p, const tern_buf *b)
+{
+    if ((uintptr_t)b - (uintptr_t)p->slots >= p->span)
+        tern_pool_panic_(p, b, "buffer is not from this pool");
+    tern_pool_panic_(p, b, b->refs == TERN_POOL_FREE_REFS
+                               ? "double free"
+                               : "free of a referenced buffer");
+}
+
 tern_pool *tern_pool_create(unsigned count, unsigned buf_size)
 {
     if (count == 0 || buf_size <= TERN_HEADROOM)
@@ -45,6 +54,7 @@ tern_pool *tern_pool_create(unsigned count, unsigned buf_size)
     p->count = count;
     p->buf_size = buf_size;
     p->slot_size = (unsigned)slot;
+    p->span = slot * count;
     p->map_len = len;
     p->top = count;
     for (unsigned i = 0; i < count; i++) {
@@ -80,5 +90,5 @@ unsigned tern_pool_buf_size(const tern_pool *p) { return p->buf_size; }
 bool tern_pool_owns(const tern_pool *p, const tern_buf *b)
 {
     uintptr_t off = (uintptr_t)b - (uintptr_t)p->slots;
-    return off < (uintptr_t)p->count * p->slot_size && off % p->slot_size == 0;
+    return off < p->span && off % p->slot_size == 0;
 }

@@ -74,17 +74,24 @@ static void frames_cross_copied(void **state)
     tern_memlink_destroy(l);
 }
 
+/* n frames of len bytes from end 0, frame i filled with byte i. */
+static void numbered_frames(tern_memlink *l, tern_buf **s, int n, uint32_t len)
+{
+    for (int i = 0; i < n; i++) {
+        s[i] = tern_pool_alloc(tern_memlink_pool(l, 0));
+        assert_non_null(s[i]);
+        s[i]->len = len;
+        memset(s[i]->data, i, len);
+    }
+}
+
 static void burst_keeps_order(void **state)
 {
     (void)state;
     tern_memlink_config c = small_cfg();
     tern_memlink *l = link_new(&c);
     tern_buf *s[32], *r[32];
-    for (int i = 0; i < 32; i++) {
-        s[i] = tern_pool_alloc(tern_memlink_pool(l, 0));
-        s[i]->len = 60;
-        memset(s[i]->data, i, 60);
-    }
+    numbered_frames(l, s, 32, 60);
     tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 32);
     assert_int_equal(tern_memlink_pending(l, 1), 32);
     assert_int_equal(tern_memlink_rx(l, 1, r, 20, 0), 20);
@@ -253,6 +260,133 @@ static void dup_delivers_twice(void **state)
     release(l, 1, r[0]);
     release(l, 1, r[1]);
     assert_int_equal(tern_memlink_get_stats(l, 0)->duplicated, 1);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+/* Every frame length the inline copy handles (17..256) and its edges, from
+ * a source that is not 16-byte aligned: exact bytes, and nothing written
+ * past the frame's end in the receiver's buffer. */
+static void every_length_copied_exactly(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    tern_pool *rp = tern_memlink_pool(l, 1);
+    /* Poison the receiver's buffers to see stray writes. */
+    tern_buf *all[64];
+    for (int i = 0; i < 64; i++) {
+        all[i] = tern_pool_alloc(rp);
+        memset(all[i]->head, 0xee, all[i]->size);
+    }
+    for (int i = 0; i < 64; i++)
+        tern_pool_release(rp, all[i]);
+    for (uint32_t len = 1; len <= 1514; len += len < 300 ? 1 : 97) {
+        tern_buf *s = tern_pool_alloc(tern_memlink_pool(l, 0));
+        s->data += 3;   /* unaligned source */
+        for (uint32_t k = 0; k < len; k++)
+            s->data[k] = (uint8_t)(k * 7 + len);
+        s->len = len;
+        tern_memlink_tx(tern_memlink_tx_ctx(l, 0), &s, 1);
+        tern_buf *b = recv_one(l, 1, 0);
+        assert_int_equal(b->len, len);
+        for (uint32_t k = 0; k < len; k++)
+            if (b->data[k] != (uint8_t)(k * 7 + len))
+                fail_msg("length %u: byte %u differs", len, k);
+        for (uint32_t k = len; k < len + 64; k++)
+            if (b->data[k] != 0xee)
+                fail_msg("length %u: byte %u past the end written", len, k);
+        memset(b->data, 0xee, len);   /* poisoned again for its next use */
+        release(l, 1, b);
+    }
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+/* delivered_bytes counts exactly the frames rx returned: a whole ring, a
+ * part of it, frames that took the faulty path, and frag chains. */
+static void delivered_bytes_exact(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.caps[0] = c.caps[1] = TERN_CAP_SG;
+    c.buf_size = TERN_HEADROOM + 512;   /* 1000-byte frames are chains */
+    tern_memlink *l = link_new(&c);
+    const uint32_t lens[] = {60, 130, 1000, 17, 256, 1000, 64};
+    uint8_t f[1000];
+    memset(f, 0x5a, sizeof f);
+    uint64_t sent = 0;
+    for (unsigned i = 0; i < 7; i++) {
+        send_bytes(l, 0, f, lens[i]);
+        sent += lens[i];
+    }
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->sent_bytes, sent);
+    tern_buf *r[8];
+    /* Part of the ring: 60 + 130 + 1000. */
+    assert_int_equal(tern_memlink_rx(l, 1, r, 3, 0), 3);
+    assert_int_equal(st->delivered_bytes, 1190);
+    assert_non_null(r[2]->frag);
+    for (int i = 0; i < 3; i++)
+        release(l, 1, r[i]);
+    /* The rest of it at once. */
+    assert_int_equal(tern_memlink_rx(l, 1, r, 8, 0), 4);
+    assert_int_equal(st->delivered_bytes, sent);
+    for (int i = 0; i < 4; i++)
+        release(l, 1, r[i]);
+    /* Frames through the fault path (every one duplicated), then a plain
+     * one behind them in the same ring. */
+    tern_memlink_faults dup = {.dup = 1.0};
+    tern_memlink_set_faults(l, 0, &dup);
+    send_bytes(l, 0, f, 100);
+    send_bytes(l, 0, f, 1000);
+    tern_memlink_faults none = {0};
+    tern_memlink_set_faults(l, 0, &none);
+    send_bytes(l, 0, f, 40);
+    assert_int_equal(tern_memlink_pending(l, 1), 5);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 8, 0), 5);
+    assert_int_equal(st->delivered_bytes, sent + 2 * 1100 + 40);
+    assert_int_equal(st->delivered, 12);
+    for (int i = 0; i < 5; i++)
+        release(l, 1, r[i]);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+/* A burst larger than the queue or the receiver's pool: the fast path
+ * takes what fits, the rest is counted as before. */
+static void burst_over_limits_counted(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.queue_len = 8;
+    tern_memlink *l = link_new(&c);
+    tern_buf *s[20], *r[20];
+    numbered_frames(l, s, 20, 100);
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 20);
+    assert_int_equal(tern_memlink_get_stats(l, 0)->queue_drops, 12);
+    assert_int_equal(tern_memlink_get_stats(l, 0)->sent, 20);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 20, 0), 8);
+    for (int i = 0; i < 8; i++) {
+        assert_int_equal(r[i]->data[99], i);
+        release(l, 1, r[i]);
+    }
+    tern_memlink_destroy(l);
+
+    c = small_cfg();
+    c.pool_size = 6;
+    l = link_new(&c);
+    numbered_frames(l, s, 6, 100);
+    /* The receiver's pool holds 5 free buffers. */
+    tern_buf *hold = tern_pool_alloc(tern_memlink_pool(l, 1));
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 6);
+    assert_int_equal(tern_memlink_get_stats(l, 0)->pool_drops, 1);
+    assert_int_equal(tern_memlink_rx(l, 1, r, 20, 0), 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(r[i]->data[0], i);
+        release(l, 1, r[i]);
+    }
+    release(l, 1, hold);
     assert_pools_full(l);
     tern_memlink_destroy(l);
 }
@@ -498,6 +632,9 @@ int main(void)
         cmocka_unit_test(reorder_swaps_with_next),
         cmocka_unit_test(dup_delivers_twice),
         cmocka_unit_test(faults_per_direction),
+        cmocka_unit_test(every_length_copied_exactly),
+        cmocka_unit_test(delivered_bytes_exact),
+        cmocka_unit_test(burst_over_limits_counted),
         cmocka_unit_test(injector_deterministic),
         cmocka_unit_test(loss_rate),
         cmocka_unit_test(dup_rate),

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,19 +155,61 @@ static void ops_table(void **state)
 }
 
 /* Run fn in a child; true if it died of SIGABRT. */
-static bool aborts(void (*fn)(tern_pool *))
+/* The inline variants: alloc_some on a pool known not empty, release_one of
+ * a buffer without a chain. */
+static void alloc_some_and_release_one(void **state)
 {
+    (void)state;
+    tern_pool *p = tern_pool_create(2, 2048);
+    tern_buf *a = tern_pool_alloc_some(p);
+    a->len = 7;
+    a->flags = TERN_BUF_TX_L4_CSUM;
+    a->data += 9;
+    a->refs = 2;
+    tern_pool_release_one(p, a);            /* one owner left */
+    assert_int_equal(a->refs, 1);
+    assert_int_equal(tern_pool_available(p), 1);
+    tern_pool_release_one(p, a);
+    assert_int_equal(tern_pool_available(p), 2);
+    tern_buf *b = tern_pool_alloc_some(p);  /* LIFO: the same, reset */
+    assert_ptr_equal(b, a);
+    assert_int_equal(b->refs, 1);
+    assert_int_equal(b->len, 0);
+    assert_int_equal(b->flags, 0);
+    assert_null(b->frag);
+    assert_ptr_equal(b->data, b->head + TERN_HEADROOM);
+    tern_buf *c = tern_pool_alloc_some(p);
+    assert_ptr_not_equal(c, b);
+    assert_null(tern_pool_alloc(p));
+    tern_pool_release_one(p, b);
+    tern_pool_release_one(p, c);
+    assert_int_equal(tern_pool_available(p), 2);
+    tern_pool_destroy(p);
+}
+
+/* Whether fn aborts, with `why` in the message it prints. */
+static bool aborts(void (*fn)(tern_pool *), const char *why)
+{
+    char path[] = "/tmp/test_pool_XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return false;
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        freopen("/dev/null", "w", stderr);
+        dup2(fd, 2);
         tern_pool *p = tern_pool_create(4, 2048);
         fn(p);
         _exit(0);
     }
     int st;
     waitpid(pid, &st, 0);
-    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT;
+    char msg[256] = "";
+    ssize_t n = pread(fd, msg, sizeof msg - 1, 0);
+    msg[n > 0 ? n : 0] = 0;
+    close(fd);
+    unlink(path);
+    return WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT && strstr(msg, why);
 }
 
 static void do_double_release(tern_pool *p)
@@ -208,11 +251,11 @@ static void misuse_aborts(void **state)
     (void)state;
     if (!TERN_POOL_CHECKS)
         skip();
-    assert_true(aborts(do_double_release));
-    assert_true(aborts(do_double_free));
-    assert_true(aborts(do_free_referenced));
-    assert_true(aborts(do_foreign));
-    assert_true(aborts(do_use_after_free));
+    assert_true(aborts(do_double_release, "double release"));
+    assert_true(aborts(do_double_free, "double free"));
+    assert_true(aborts(do_free_referenced, "free of a referenced buffer"));
+    assert_true(aborts(do_foreign, "not from this pool"));
+    assert_true(aborts(do_use_after_free, "use after free"));
 }
 
 int main(void)
@@ -226,6 +269,7 @@ int main(void)
         cmocka_unit_test(frag_chain_release),
         cmocka_unit_test(ops_table),
         cmocka_unit_test(misuse_aborts),
+        cmocka_unit_test(alloc_some_and_release_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

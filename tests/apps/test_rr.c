@@ -1,0 +1,160 @@
+/* test_rr.c - the request/response generator's bookkeeping (apps/common
+ * rr.h, hist.h): the run-length histogram gives exactly the figures of
+ * adding every value on its own, and rr_issue/rr_recv keep the depth,
+ * quota and stopping limits. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hist.h"
+#include "rr.h"
+
+/* The reference: every value straight into the buckets. */
+static void add_plain(hist *h, uint64_t v) { hist_add_n(h, v, 1); }
+
+static void assert_same_figures(const hist *a, const hist *b)
+{
+    assert_int_equal(hist_count(a), hist_count(b));
+    const double ps[] = {0, 1, 50, 90, 99, 99.9, 100};
+    for (unsigned i = 0; i < sizeof ps / sizeof ps[0]; i++)
+        assert_int_equal(hist_percentile(a, ps[i]), hist_percentile(b, ps[i]));
+    assert_true(hist_mean(a) == hist_mean(b));
+}
+
+static hist ha, hb, hm;
+
+static void runs_equal_single_adds(void **state)
+{
+    (void)state;
+    hist_init(&ha);
+    hist_init(&hb);
+    /* Runs of equal values, a zero first (the initial run value), big
+     * values, alternation. */
+    const uint64_t vals[] = {0, 0, 7, 7, 7, 1000, 1000, 31, 32, 33, 33,
+                             123456789, 5, 5, 5, 5, 0, 1ull << 40, 7};
+    for (unsigned i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        hist_add(&ha, vals[i]);
+        add_plain(&hb, vals[i]);
+        assert_same_figures(&ha, &hb);  /* readers count the pending run */
+    }
+    assert_int_equal(hist_count(&ha), sizeof vals / sizeof vals[0]);
+    assert_true(ha.run_n > 0);
+    hist_flush(&ha);
+    assert_int_equal(ha.run_n, 0);
+    assert_int_equal(ha.count, hb.count);
+    assert_int_equal(ha.sum, hb.sum);
+    assert_int_equal(ha.min, hb.min);
+    assert_int_equal(ha.max, hb.max);
+    assert_memory_equal(ha.b, hb.b, sizeof ha.b);
+}
+
+static void merge_takes_the_pending_run(void **state)
+{
+    (void)state;
+    hist_init(&ha);
+    hist_init(&hb);
+    hist_init(&hm);
+    for (unsigned i = 0; i < 10; i++) {
+        hist_add(&ha, 500);
+        add_plain(&hb, 500);
+    }
+    hist_add(&ha, 9);
+    add_plain(&hb, 9);
+    assert_int_equal(ha.count, 10);  /* the 9 is still a run */
+    hist_merge(&hm, &ha);
+    assert_int_equal(hm.count, 11);
+    assert_int_equal(hm.run_n, 0);
+    assert_same_figures(&hm, &hb);
+    assert_int_equal(hm.min, 9);
+    assert_int_equal(hm.max, 500);
+}
+
+static void empty_hist_reads_zero(void **state)
+{
+    (void)state;
+    hist_init(&ha);
+    assert_int_equal(hist_count(&ha), 0);
+    assert_int_equal(hist_percentile(&ha, 50), 0);
+    assert_true(hist_mean(&ha) == 0.0);
+}
+
+static rr_thread t;
+
+static void issue_keeps_depth_and_quota(void **state)
+{
+    (void)state;
+    rr_conn c;
+    memset(&c, 0, sizeof c);
+    rr_thread_init(&t, 64, 64, 4, 6);
+    assert_int_equal(rr_start(&t, &c, 100), 4);      /* depth */
+    assert_int_equal(c.inflight, 4);
+    assert_int_equal(rr_issue(&t, &c, 3, 100), 0);  /* pipeline full */
+    /* One response and a half: one completion, one new request. */
+    assert_int_equal(rr_recv(&t, &c, 96, 150), 1);
+    assert_int_equal(c.rx, 32);
+    assert_int_equal(c.inflight, 4);
+    /* Two more responses (32 + 128 bytes): two completions, but the quota
+     * (6) allows one more request. */
+    assert_int_equal(rr_recv(&t, &c, 128, 170), 1);
+    assert_int_equal(t.issued, 6);
+    assert_int_equal(t.completed, 3);
+    assert_int_equal(c.inflight, 3);
+    assert_int_equal(rr_issue(&t, &c, 5, 180), 0);  /* quota used up */
+    /* Latencies: 50, 70, 70 (stamps 100, 100, 100). */
+    assert_int_equal(hist_count(&t.h), 3);
+    assert_int_equal(t.h.sum + t.h.run_v * t.h.run_n, 190);
+    assert_int_equal(t.t_last, 170);
+    assert_false(rr_quota_done(&t));
+}
+
+static void stopping_issues_nothing(void **state)
+{
+    (void)state;
+    rr_conn c;
+    memset(&c, 0, sizeof c);
+    rr_thread_init(&t, 10, 20, 2, 0);
+    assert_int_equal(rr_start(&t, &c, 1), 2);
+    t.stopping = true;
+    assert_int_equal(rr_recv(&t, &c, 20, 5), 0);     /* completed, none new */
+    assert_int_equal(c.inflight, 1);
+    assert_int_equal(t.completed, 1);
+    assert_int_equal(rr_recv(&t, &c, 20, 6), 0);
+    assert_int_equal(c.inflight, 0);
+    assert_false(rr_overrun(&c, &t));
+    assert_int_equal(rr_recv(&t, &c, 25, 7), 0);     /* nothing was asked */
+    assert_true(rr_overrun(&c, &t));
+}
+
+static void stamps_wrap_the_ring(void **state)
+{
+    (void)state;
+    rr_conn c;
+    memset(&c, 0, sizeof c);
+    rr_thread_init(&t, 1, 1, RR_MAX_DEPTH, 0);
+    assert_int_equal(rr_start(&t, &c, 0), RR_MAX_DEPTH);
+    for (uint64_t now = 1; now <= 3 * RR_MAX_DEPTH; now++)
+        assert_int_equal(rr_recv(&t, &c, 1, now), 1);
+    /* Request i (0-based) was issued at max(0, i - 63) and answered at
+     * i + 1: latencies 1..64 for the first 64, then 64 every time. */
+    hist_flush(&t.h);
+    assert_int_equal(t.h.min, 1);
+    assert_int_equal(t.h.max, RR_MAX_DEPTH);
+    assert_int_equal(t.h.count, 3 * RR_MAX_DEPTH);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(runs_equal_single_adds),
+        cmocka_unit_test(merge_takes_the_pending_run),
+        cmocka_unit_test(empty_hist_reads_zero),
+        cmocka_unit_test(issue_keeps_depth_and_quota),
+        cmocka_unit_test(stopping_issues_nothing),
+        cmocka_unit_test(stamps_wrap_the_ring),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
