@@ -199,6 +199,38 @@ static void wheel(void **s)
     th_free(t);
 }
 
+/* The transmit folds agree with csum_fold64 on the values their callers
+ * can pass (any 32-bit sum; a 64-bit sum of 32-bit words), edges first. */
+static void tx_folds(void **s)
+{
+    (void)s;
+    static const uint32_t e32[] = {0,          1,          0xffff,
+                                   0x10000,    0x1ffff,    0xfffe0001u,
+                                   0xffff0001u, 0xffff0000u, 0xffffffffu,
+                                   0x8000ffffu, 0x0001ffffu};
+    for (size_t i = 0; i < sizeof e32 / sizeof e32[0]; i++)
+        assert_int_equal(tx_fold32(e32[i]), csum_fold64(e32[i]));
+    static const uint64_t e64[] = {0, 0xffffffffull, 0x100000000ull,
+                                   0xffffffff00000001ull, 0x7ffffffffull,
+                                   0xffffffffffffffffull, 0x1fffffffeull};
+    for (size_t i = 0; i < sizeof e64 / sizeof e64[0]; i++)
+        assert_int_equal(tx_fold64(e64[i]), csum_fold64(e64[i]));
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        assert_int_equal(tx_fold32((uint32_t)x), csum_fold64((uint32_t)x));
+        /* up to 16 words of 32 bits: below 2^36 */
+        uint64_t sum = x >> 28;
+        assert_int_equal(tx_fold64(sum), csum_fold64(sum));
+        assert_int_equal(tx_fold64(x), csum_fold64(x));
+    }
+    /* 0 only for a zero sum: a nonzero one folds to 1..0xffff */
+    assert_int_equal(tx_fold32(0xffff), 0xffff);
+    assert_int_equal(tx_fold64(0xffffull << 32), 0xffff);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +238,7 @@ int main(void)
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(wheel),
+        cmocka_unit_test(tx_folds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,29 +27,44 @@ uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len)
     return tern_csum_copy(dst, src, len, 0);
 }
 
-/* The window to announce, and the bookkeeping of every segment that
- * carries an ACK: the owed ACK is paid, the right edge we advertise moves.
- * Returns the window field. */
-static inline uint32_t ack_fields(struct tcp_layer *tl,
-                                  struct tern_conn *c, uint8_t flags)
+/* Every segment that carries an ACK pays the owed ACK, and the right
+ * edge we advertise may move up to edge. */
+static inline void ack_sent(struct tern_conn *c, uint32_t edge)
 {
+    c->last_ack_sent = c->rcv_nxt;
+    c->rcv_unacked = 0;
+    c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
+    c->t_ack = TERN_NEVER;
+    if (seq_gt(edge, c->rcv_adv))
+        c->rcv_adv = edge;
+}
+
+/* The window field of an established segment with ACK (no SYN), and
+ * ack_sent. */
+static inline uint32_t ack_fields_est(const struct tcp_layer *tl,
+                                      struct tern_conn *c)
+{
+    uint32_t wnd = tcp_rcv_window(tl, c) >> c->rcv_ws;
+    if (wnd > 65535)
+        wnd = 65535;
+    ack_sent(c, c->rcv_nxt + (wnd << c->rcv_ws));
+    return wnd;
+}
+
+/* The window field for any flags (a SYN's is not scaled), and ack_sent
+ * when the segment carries an ACK. */
+static uint32_t ack_fields(struct tcp_layer *tl, struct tern_conn *c,
+                           uint8_t flags)
+{
+    if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK)
+        return ack_fields_est(tl, c);
     uint32_t wnd = tcp_rcv_window(tl, c);
-    if (flags & TCP_SYN) {
+    if (flags & TCP_SYN)
         wnd = wnd > 65535 ? 65535 : wnd;
-    } else {
-        wnd >>= c->rcv_ws;
-        if (wnd > 65535)
-            wnd = 65535;
-    }
-    if (flags & TCP_ACK) {
-        c->last_ack_sent = c->rcv_nxt;
-        c->rcv_unacked = 0;
-        c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
-        c->t_ack = TERN_NEVER;
-        uint32_t edge = c->rcv_nxt + ((flags & TCP_SYN) ? wnd : wnd << c->rcv_ws);
-        if (seq_gt(edge, c->rcv_adv))
-            c->rcv_adv = edge;
-    }
+    else
+        wnd = (wnd >> c->rcv_ws) > 65535 ? 65535 : wnd >> c->rcv_ws;
+    if (flags & TCP_ACK)            /* SYN-ACK */
+        ack_sent(c, c->rcv_nxt + wnd);
     return wnd;
 }
 
@@ -161,7 +176,8 @@ static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
  * NOP NOP TS layout), the TCP checksum is summed from the values being
  * stored (plus the cached payload sum) rather than read back, the IPv4
  * checksum is the template's sum plus length and id, and the frame goes
- * straight to the transmit burst. ts: c->flags has TF_TS.
+ * straight to the transmit burst. ts: c->flags has TF_TS. flags has ACK
+ * and not SYN (xmit sends anything else the slow way).
  */
 static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
                                       tern_buf *b, uint32_t seq, uint8_t flags,
@@ -170,8 +186,8 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
-    uint32_t wnd = ack_fields(TL(st), c, flags);
-    uint32_t ack = (flags & TCP_ACK) ? c->rcv_nxt : 0;
+    uint32_t wnd = ack_fields_est(TL(st), c);
+    uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (uint32_t)flags << 16 | wnd;
     uint16_t id = st->ip_id++;
     b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
@@ -199,8 +215,8 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     if (caps & TERN_CAP_TX_IP_CSUM)
         bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
     else
-        wr16(ip + 10, (uint16_t)~csum_fold64((uint64_t)c->tx_ip_sum +
-                                             IP4_HDR_LEN + l4 + id));
+        wr16(ip + 10, (uint16_t)~tx_fold32(c->tx_ip_sum + IP4_HDR_LEN +
+                                           l4 + id));
     if (caps & TERN_CAP_TX_L4_CSUM) {
         bf |= TERN_BUF_TX_L4_CSUM;
         wr32(t + 16, fold(ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP,
@@ -208,7 +224,7 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     } else {
         if (psum == ~0u)
             psum = tern_csum_partial(t + hlen, len, 0);
-        wr32(t + 16, (~csum_fold64(sum + psum) & 0xffffu) << 16);
+        wr32(t + 16, (~tx_fold64(sum + psum) & 0xffffu) << 16);
     }
     b->flags = bf;
     b->l2_len = ETH_HDR_LEN;
@@ -232,8 +248,8 @@ static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
 static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
                  uint8_t flags, uint32_t len, uint32_t psum)
 {
-    if (!(flags & TCP_SYN) && !((c->flags & TF_SACK) && c->ooo_head) &&
-        tmpl_ready(st, c))
+    if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK &&
+        !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c))
         xmit_fast(st, c, b, seq, flags, len, psum);
     else
         xmit_slow(st, c, b, seq, flags, len, psum);
