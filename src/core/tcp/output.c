@@ -518,10 +518,10 @@ static bool can_send_data(uint8_t state)
  * data is the last queue buffer, it fits one segment, nothing unusual is
  * going on (recovery, SACK ranges, a FIN to send) and both windows take it
  * whole, so the loop would send exactly this one segment. It leaves in
- * place when no earlier frame still holds the buffer. When nothing was in
- * flight, note_sent arms the timer (RTO or probe) for this very flight and
- * tcp_rearm would find nothing to change, so it runs only when data was
- * already out. false: not this case, nothing done.
+ * place when no earlier frame still holds the buffer. The loop's closing
+ * tcp_rearm is not needed: with data in flight in ESTABLISHED it only arms
+ * a timer that is off (or persisting), which note_sent has just done.
+ * false: not this case, nothing done.
  */
 static bool output_one(tern_stack *st, const struct tcp_layer *tl,
                        struct tern_conn *c)
@@ -553,20 +553,22 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
     } else if (!send_data(st, c, q, seq, len, TCP_ACK | TCP_PSH)) {
         return false;
     }
-    bool fresh = c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST);
     note_sent(st, c, seq, len, false);
     c->snd_nxt = seq + len;
     c->sq_cur = NULL;
-    if (!fresh)
-        tcp_rearm(st, c);
     return true;
 }
 
-void tcp_output(tern_stack *st, struct tern_conn *c)
+/* The general loop, kept out of line so that output_one's case pays no
+ * register saves for it. */
+#if defined(__GNUC__)
+#define GENERAL_PATH __attribute__((noinline))
+#else
+#define GENERAL_PATH
+#endif
+static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
+                                        struct tern_conn *c)
 {
-    struct tcp_layer *tl = TL(st);
-    if (output_one(st, tl, c))
-        return;
     if (!can_send_data(c->state))
         return;
     bool sack_rec = (c->flags & (TF_RECOVERY | TF_SACK)) ==
@@ -636,6 +638,13 @@ void tcp_output(tern_stack *st, struct tern_conn *c)
             c->sq_cur = bq_next(q);
     }
     tcp_rearm(st, c);
+}
+
+void tcp_output(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!output_one(st, tl, c))
+        output_general(st, tl, c);
 }
 
 static void ctl_send(tern_stack *st, struct tern_conn *c, uint32_t seq,
