@@ -43,15 +43,25 @@ static bool tlp_allowed(const struct tern_conn *c)
 
 void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
 {
-    uint64_t rto = ms_ns(rto_cur(TL(st), c));
-    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
-    /* a probe no earlier than the RTO would only delay the RTO */
-    if (tlp_allowed(c) && tlp_timeout_ns(c, rto) < rto) {
-        c->flags |= TF_TLP;
-        rto = tlp_timeout_ns(c, rto);
+    struct tcp_layer *tl = TL(st);
+    uint64_t rto = ms_ns(rto_cur(tl, c));
+    uint32_t f = c->flags & ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
+    if (tlp_allowed(c)) {
+        uint64_t pto = tlp_timeout_ns(c, rto);
+        if (pto < rto) {    /* a later probe would only delay the RTO */
+            f |= TF_TLP;
+            rto = pto;
+        }
     }
-    c->t_rtx = st->now + rto;
-    conn_timer_update(st, c);
+    c->flags = f;
+    uint64_t at = st->now + rto;
+    c->t_rtx = at;
+    /* conn_timer_update's test, inline: the usual stale filing from the
+     * previous flight is earlier and stays */
+    if (c->t_ack < at)
+        at = c->t_ack;
+    if (!(f & TF_IN_WHEEL) || at < c->t_wheel)
+        tw_schedule(tl, c, at);
 }
 
 /* The probe: resend the last segment (or the FIN), which makes the
