@@ -71,7 +71,7 @@ static uint32_t ack_fields(struct tcp_layer *tl, struct tern_conn *c,
 /* The general path: any flags and options (SYN, SACK blocks), and
  * connection views without a table slot (raw_send). Fills TCP header +
  * options in front of b->data (len bytes of payload there), checksums and
- * hands the segment to IP. psum: payload partial sum or ~0u. */
+ * hands the segment to IP. psum: the payload's partial sum. */
 static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
 {
@@ -116,8 +116,6 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
         b->l4_len = (uint8_t)hlen;
         wr16(h + 16, (uint16_t)fold(ps));
     } else {
-        if (psum == ~0u)
-            psum = tern_csum_partial(h + hlen, len, 0);
         uint32_t s = tern_csum_partial(h, hlen, fold(ps) + psum);
         wr16(h + 16, (uint16_t)~fold(s));
     }
@@ -162,6 +160,14 @@ static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
            tmpl_build(st, c);
 }
 
+/* xmit_fast's flags and payload partial sum (folded, <= 0xffff) in one
+ * argument, flags in bits 16-23 where they sit in the header's word at
+ * offset 12: six arguments travel in registers. */
+static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
+{
+    return (uint32_t)flags << 16 | (uint32_t)psum;
+}
+
 /* Built once for each header layout (with and without timestamps), so
  * that each copy has its header length as a constant. */
 #if defined(__GNUC__)
@@ -176,19 +182,19 @@ static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
  * NOP NOP TS layout), the TCP checksum is summed from the values being
  * stored (plus the cached payload sum) rather than read back, the IPv4
  * checksum is the template's sum plus length and id, and the frame goes
- * straight to the transmit burst. ts: c->flags has TF_TS. flags has ACK
- * and not SYN (xmit sends anything else the slow way).
+ * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
+ * the flags have ACK and not SYN (xmit sends anything else the slow way).
  */
 static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
-                                      tern_buf *b, uint32_t seq, uint8_t flags,
-                                      uint32_t len, uint32_t psum, bool ts)
+                                      tern_buf *b, uint32_t seq, uint32_t len,
+                                      uint32_t fs, bool ts)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
     uint32_t wnd = ack_fields_est(TL(st), c);
     uint32_t ack = c->rcv_nxt;
-    uint32_t offw = hlen << 26 | (uint32_t)flags << 16 | wnd;
+    uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
     uint16_t id = st->ip_id++;
     b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
     b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
@@ -199,7 +205,9 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     wr32(t + 4, seq);
     wr32(t + 8, ack);
     wr32(t + 12, offw);
-    uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack + offw;
+    /* offw + payload sum, as the fields do not overlap */
+    uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack +
+                   (hlen << 26 | wnd) + fs;
     if (ts) {
         uint32_t tsval = ts_now(st->now) + c->ts_off;
         wr32(t + 20, 0x0101080au);          /* NOP NOP TS(10) */
@@ -222,9 +230,7 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
         wr32(t + 16, fold(ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP,
                                          l4)) << 16);
     } else {
-        if (psum == ~0u)
-            psum = tern_csum_partial(t + hlen, len, 0);
-        wr32(t + 16, (~tx_fold64(sum + psum) & 0xffffu) << 16);
+        wr32(t + 16, (~tx_fold64(sum) & 0xffffu) << 16);
     }
     b->flags = bf;
     b->l2_len = ETH_HDR_LEN;
@@ -237,12 +243,12 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
 }
 
 static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                      uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
+                      uint32_t seq, uint32_t len, uint32_t fs)
 {
     if (c->flags & TF_TS)
-        xmit_layout(st, c, b, seq, flags, len, psum, true);
+        xmit_layout(st, c, b, seq, len, fs, true);
     else
-        xmit_layout(st, c, b, seq, flags, len, psum, false);
+        xmit_layout(st, c, b, seq, len, fs, false);
 }
 
 static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
@@ -250,7 +256,7 @@ static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
 {
     if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK &&
         !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c))
-        xmit_fast(st, c, b, seq, flags, len, psum);
+        xmit_fast(st, c, b, seq, len, flags_sum(flags, psum));
     else
         xmit_slow(st, c, b, seq, flags, len, psum);
 }
@@ -430,7 +436,7 @@ static bool send_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
         n += q->len;
     }
     h->tso_mss = c->mss;
-    xmit_fast(st, c, h, seq, flags, len, 0);
+    xmit_fast(st, c, h, seq, len, flags_sum(flags, 0));
     return true;
 }
 
@@ -548,8 +554,8 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
         tern_buf_ref(q);
         q->data = p;
         q->tso_mss = 0;
-        xmit_fast(st, c, q, seq, TCP_ACK | TCP_PSH, len,
-                  (uint32_t)(q->cb[1] >> 32) & 0xffff);
+        xmit_fast(st, c, q, seq, len,
+                  flags_sum(TCP_ACK | TCP_PSH, (q->cb[1] >> 32) & 0xffff));
     } else if (!send_data(st, c, q, seq, len, TCP_ACK | TCP_PSH)) {
         return false;
     }
