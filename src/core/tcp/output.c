@@ -251,8 +251,11 @@ static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
         xmit_layout(st, c, b, seq, len, fs, false);
 }
 
-static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
-                 uint8_t flags, uint32_t len, uint32_t psum)
+/* Inline: one test in front of two calls, per data segment of the
+ * general loop (send_data). */
+static LAYOUT_INLINE void xmit(tern_stack *st, struct tern_conn *c,
+                               tern_buf *b, uint32_t seq, uint8_t flags,
+                               uint32_t len, uint32_t psum)
 {
     if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK &&
         !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c))
