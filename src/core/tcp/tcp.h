@@ -521,16 +521,12 @@ static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
         avail = max;
     uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
                                                   : 0;
-    if (avail <= old)
-        return old;             /* never shrink the right edge */
-    /* receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the edge only by
-     * a useful amount */
+    /* never shrink the right edge, and move it only by a useful amount
+     * (receiver SWS avoidance, RFC 9293 3.8.6.2.2): one test for both */
     uint32_t step = tl->rcv_buf >> 1;
     if (step > c->rcv_mss)
         step = c->rcv_mss;
-    if (avail - old < step)
-        return old;
-    return avail;
+    return avail >= old + step ? avail : old;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
 void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
