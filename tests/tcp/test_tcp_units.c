@@ -199,6 +199,146 @@ static void wheel(void **s)
     th_free(t);
 }
 
+/* The transmit folds agree with csum_fold64 on the values their callers
+ * can pass (any 32-bit sum; a 64-bit sum of 32-bit words), edges first. */
+static void tx_folds(void **s)
+{
+    (void)s;
+    static const uint32_t e32[] = {0,          1,          0xffff,
+                                   0x10000,    0x1ffff,    0xfffe0001u,
+                                   0xffff0001u, 0xffff0000u, 0xffffffffu,
+                                   0x8000ffffu, 0x0001ffffu};
+    for (size_t i = 0; i < sizeof e32 / sizeof e32[0]; i++)
+        assert_int_equal(tx_fold32(e32[i]), csum_fold64(e32[i]));
+    static const uint64_t e64[] = {0, 0xffffffffull, 0x100000000ull,
+                                   0xffffffff00000001ull, 0x7ffffffffull,
+                                   0xffffffffffffffffull, 0x1fffffffeull};
+    for (size_t i = 0; i < sizeof e64 / sizeof e64[0]; i++)
+        assert_int_equal(tx_fold64(e64[i]), csum_fold64(e64[i]));
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        assert_int_equal(tx_fold32((uint32_t)x), csum_fold64((uint32_t)x));
+        /* up to 16 words of 32 bits: below 2^36 */
+        uint64_t sum = x >> 28;
+        assert_int_equal(tx_fold64(sum), csum_fold64(sum));
+        assert_int_equal(tx_fold64(x), csum_fold64(x));
+    }
+    /* 0 only for a zero sum: a nonzero one folds to 1..0xffff */
+    assert_int_equal(tx_fold32(0xffff), 0xffff);
+    assert_int_equal(tx_fold64(0xffffull << 32), 0xffff);
+}
+
+/* tern_tcp_send fills a fresh pool buffer only up to its own end: its
+ * room is measured from its data, not from the cb[1] a previous owner
+ * left (0 here, as in a buffer never used). Buffers of 700 bytes with
+ * 192 of headroom hold 508 bytes, less than one MSS. */
+#define SMALL_BUF 700
+static tern_buf *(*pool_alloc)(void *ctx);
+static tern_buf *small_alloc(void *ctx)
+{
+    tern_buf *b = pool_alloc(ctx);
+    if (b) {
+        b->size = SMALL_BUF;
+        b->cb[1] = 0;
+        memset(b->head + SMALL_BUF, 0xa5, 64);     /* past the end */
+    }
+    return b;
+}
+
+static void send_small_buffers(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    peer p;
+    peer_init(&p, t);
+    peer_connect(&p, 80, 40000);
+    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
+    assert_non_null(c);
+    pool_alloc = t->st->cfg.buf_ops.alloc;
+    t->st->cfg.buf_ops.alloc = small_alloc;
+    uint8_t d[1400], got[1400];
+    for (size_t i = 0; i < sizeof d; i++)
+        d[i] = (uint8_t)(i * 7 + 3);
+    assert_int_equal(tern_tcp_send(t->st, c, d, sizeof d), sizeof d);
+    int bufs = 0;
+    for (tern_buf *q = c->sq_head; q; q = bq_next(q), bufs++) {
+        assert_true(bq_data(q) + bq_len(q) <= q->head + SMALL_BUF);
+        for (int i = 0; i < 64; i++)
+            assert_int_equal(q->head[SMALL_BUF + i], 0xa5);
+    }
+    assert_int_equal(bufs, 3);
+    th_poll(t);
+    size_t n = 0;
+    for (unsigned i = 0; i < tp_count(t); i++) {
+        tpkt f;
+        assert_true(tp_get(t, (int)i, &f));
+        assert_true(f.len <= SMALL_BUF - TERN_HEADROOM);
+        assert_true(n + f.len <= sizeof got);
+        memcpy(got + n, f.data, f.len);
+        n += f.len;
+    }
+    assert_int_equal(n, sizeof d);
+    assert_memory_equal(got, d, sizeof d);
+    t->st->cfg.buf_ops.alloc = pool_alloc;
+    tern_tcp_abort(t->st, c);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* tcp_rcv_window against the rule written out step by step: the edge
+ * never shrinks, and moves only by min(rcv_buf / 2, rcv_mss) or more. */
+static uint32_t rcv_window_ref(uint32_t buf, uint32_t unread, uint8_t ws,
+                               uint32_t adv, uint32_t nxt, uint16_t mss)
+{
+    uint32_t avail = buf > unread ? buf - unread : 0;
+    if (avail > 65535u << ws)
+        avail = 65535u << ws;
+    uint32_t old = (int32_t)(adv - nxt) > 0 ? adv - nxt : 0;
+    if (avail <= old)
+        return old;
+    uint32_t step = buf / 2 < mss ? buf / 2 : mss;
+    return avail - old < step ? old : avail;
+}
+
+static void rcv_window(void **s)
+{
+    (void)s;
+    struct tcp_layer tl;
+    struct tern_conn c;
+    memset(&tl, 0, sizeof tl);
+    memset(&c, 0, sizeof c);
+    static const uint32_t bufs[] = {0, 1, 2, 1000, 65535, 262144, 4u << 20};
+    static const uint32_t offs[] = {0, 1, 100, 1447, 1448, 1449, 30000,
+                                    65535, 131072, 262143, 262144, 5u << 20};
+    static const uint8_t wss[] = {0, 2, 7, 14};
+    int moved = 0, kept = 0;
+    for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; b++)
+        for (size_t w = 0; w < sizeof wss / sizeof wss[0]; w++)
+            for (size_t u = 0; u < sizeof offs / sizeof offs[0]; u++)
+                for (size_t a = 0; a < sizeof offs / sizeof offs[0]; a++)
+                    for (int behind = 0; behind < 2; behind++) {
+                        tl.rcv_buf = bufs[b];
+                        c.rcv_ws = wss[w];
+                        c.rcv_mss = 1448;
+                        c.rcv_unread = offs[u];
+                        c.rcv_nxt = 0xfffff000u;   /* edges wrap */
+                        c.rcv_adv = behind ? c.rcv_nxt - offs[a]
+                                           : c.rcv_nxt + offs[a];
+                        uint32_t want = rcv_window_ref(
+                            tl.rcv_buf, c.rcv_unread, c.rcv_ws, c.rcv_adv,
+                            c.rcv_nxt, c.rcv_mss);
+                        assert_int_equal(tcp_rcv_window(&tl, &c), want);
+                        uint32_t old = behind ? 0 : offs[a];
+                        if (want != old)
+                            moved++;
+                        else
+                            kept++;
+                    }
+    assert_true(moved > 100 && kept > 100);     /* both outcomes covered */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +346,9 @@ int main(void)
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(wheel),
+        cmocka_unit_test(tx_folds),
+        cmocka_unit_test(send_small_buffers),
+        cmocka_unit_test(rcv_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

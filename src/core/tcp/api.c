@@ -127,6 +127,14 @@ static uint32_t buf_cap(const struct tern_conn *c, const tern_buf *b)
     return room < c->mss ? room : c->mss;
 }
 
+/* The same for a fresh buffer, whose payload will start at b->data (its
+ * cb[1] is still the previous owner's). */
+static inline uint32_t fresh_cap(const struct tern_conn *c, const tern_buf *b)
+{
+    uint32_t room = b->size - (uint32_t)(b->data - b->head);
+    return room < c->mss ? room : c->mss;
+}
+
 static void sq_append(struct tern_conn *c, tern_buf *b)
 {
     bq_set_next(b, NULL);
@@ -163,9 +171,9 @@ static inline void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
 
 /* A fresh buffer for the send queue, with room for the headers; counts
  * and returns NULL when there is none. */
-static tern_buf *sq_buf_alloc(tern_stack *st)
+static inline tern_buf *sq_buf_alloc(tern_stack *st)
 {
-    tern_buf *b = tern_buf_alloc(st);
+    tern_buf *b = st->cfg.buf_ops.alloc(st->cfg.buf_ops.ctx);
     if (b && (b->data - b->head < MAX_HDRS || b->frag)) {
         tern_buf_release(st, b);
         b = NULL;
@@ -175,17 +183,24 @@ static tern_buf *sq_buf_alloc(tern_stack *st)
     return b;
 }
 
-/* Put n bytes from src (n <= buf_cap) in the fresh buffer b and append it
- * to the queue. */
-static void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                    const uint8_t *src, uint32_t n)
+/* Put n bytes from src (n <= fresh_cap) at the data of the fresh buffer b
+ * and append it to the queue: sq_copy_in's work for offset 0, with the
+ * queue fields written once. */
+static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                           const uint8_t *src, uint32_t n)
 {
-    bq_set(b, c->sq_end, 0, b->data);
-    sq_copy_in(st, b, 0, src, n);
+    uint8_t *dst = b->data;
+    uint64_t meta = (uint32_t)(dst - b->head);
+    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM)
+        tern_memcpy(dst, src, n);
+    else
+        meta |= BQ_CSUM_OK | (uint64_t)tern_csum_copy(dst, src, n, 0) << 32;
+    uint32_t seq = c->sq_end;
+    b->cb[0] = (uint64_t)seq | (uint64_t)n << 32;
+    b->cb[1] = meta;
     b->len = n;
-    b->cb[0] += (uint64_t)n << 32;
     sq_append(c, b);
-    c->sq_end += n;
+    c->sq_end = seq + n;
 }
 
 /*
@@ -206,7 +221,7 @@ static long send_one_buf(tern_stack *st, struct tern_conn *c,
     tern_buf *b = sq_buf_alloc(st);
     if (!b)
         return -TERN_ENOBUFS;
-    if (buf_cap(c, b) < len) {
+    if (fresh_cap(c, b) < len) {
         tern_buf_release(st, b);
         return -1;
     }
@@ -241,7 +256,7 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
         tern_buf *b = sq_buf_alloc(st);
         if (!b)
             break;
-        uint32_t n = buf_cap(c, b);
+        uint32_t n = fresh_cap(c, b);
         if (n > left - taken)
             n = (uint32_t)(left - taken);
         sq_push(st, c, b, src + taken, n);

@@ -27,36 +27,51 @@ uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len)
     return tern_csum_copy(dst, src, len, 0);
 }
 
-/* The window to announce, and the bookkeeping of every segment that
- * carries an ACK: the owed ACK is paid, the right edge we advertise moves.
- * Returns the window field. */
-static inline uint32_t ack_fields(struct tcp_layer *tl,
-                                  struct tern_conn *c, uint8_t flags)
+/* Every segment that carries an ACK pays the owed ACK, and the right
+ * edge we advertise may move up to edge. */
+static inline void ack_sent(struct tern_conn *c, uint32_t edge)
 {
+    c->last_ack_sent = c->rcv_nxt;
+    c->rcv_unacked = 0;
+    c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
+    c->t_ack = TERN_NEVER;
+    if (seq_gt(edge, c->rcv_adv))
+        c->rcv_adv = edge;
+}
+
+/* The window field of an established segment with ACK (no SYN), and
+ * ack_sent. */
+static inline uint32_t ack_fields_est(const struct tcp_layer *tl,
+                                      struct tern_conn *c)
+{
+    uint32_t wnd = tcp_rcv_window(tl, c) >> c->rcv_ws;
+    if (wnd > 65535)
+        wnd = 65535;
+    ack_sent(c, c->rcv_nxt + (wnd << c->rcv_ws));
+    return wnd;
+}
+
+/* The window field for any flags (a SYN's is not scaled), and ack_sent
+ * when the segment carries an ACK. */
+static uint32_t ack_fields(struct tcp_layer *tl, struct tern_conn *c,
+                           uint8_t flags)
+{
+    if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK)
+        return ack_fields_est(tl, c);
     uint32_t wnd = tcp_rcv_window(tl, c);
-    if (flags & TCP_SYN) {
+    if (flags & TCP_SYN)
         wnd = wnd > 65535 ? 65535 : wnd;
-    } else {
-        wnd >>= c->rcv_ws;
-        if (wnd > 65535)
-            wnd = 65535;
-    }
-    if (flags & TCP_ACK) {
-        c->last_ack_sent = c->rcv_nxt;
-        c->rcv_unacked = 0;
-        c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
-        c->t_ack = TERN_NEVER;
-        uint32_t edge = c->rcv_nxt + ((flags & TCP_SYN) ? wnd : wnd << c->rcv_ws);
-        if (seq_gt(edge, c->rcv_adv))
-            c->rcv_adv = edge;
-    }
+    else
+        wnd = (wnd >> c->rcv_ws) > 65535 ? 65535 : wnd >> c->rcv_ws;
+    if (flags & TCP_ACK)            /* SYN-ACK */
+        ack_sent(c, c->rcv_nxt + wnd);
     return wnd;
 }
 
 /* The general path: any flags and options (SYN, SACK blocks), and
  * connection views without a table slot (raw_send). Fills TCP header +
  * options in front of b->data (len bytes of payload there), checksums and
- * hands the segment to IP. psum: payload partial sum or ~0u. */
+ * hands the segment to IP. psum: the payload's partial sum. */
 static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
 {
@@ -101,8 +116,6 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
         b->l4_len = (uint8_t)hlen;
         wr16(h + 16, (uint16_t)fold(ps));
     } else {
-        if (psum == ~0u)
-            psum = tern_csum_partial(h + hlen, len, 0);
         uint32_t s = tern_csum_partial(h, hlen, fold(ps) + psum);
         wr16(h + 16, (uint16_t)~fold(s));
     }
@@ -147,6 +160,14 @@ static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
            tmpl_build(st, c);
 }
 
+/* xmit_fast's flags and payload partial sum (folded, <= 0xffff) in one
+ * argument, flags in bits 16-23 where they sit in the header's word at
+ * offset 12: six arguments travel in registers. */
+static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
+{
+    return (uint32_t)flags << 16 | (uint32_t)psum;
+}
+
 /* Built once for each header layout (with and without timestamps), so
  * that each copy has its header length as a constant. */
 #if defined(__GNUC__)
@@ -161,18 +182,19 @@ static bool tmpl_ready(tern_stack *st, struct tern_conn *c)
  * NOP NOP TS layout), the TCP checksum is summed from the values being
  * stored (plus the cached payload sum) rather than read back, the IPv4
  * checksum is the template's sum plus length and id, and the frame goes
- * straight to the transmit burst. ts: c->flags has TF_TS.
+ * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
+ * the flags have ACK and not SYN (xmit sends anything else the slow way).
  */
 static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
-                                      tern_buf *b, uint32_t seq, uint8_t flags,
-                                      uint32_t len, uint32_t psum, bool ts)
+                                      tern_buf *b, uint32_t seq, uint32_t len,
+                                      uint32_t fs, bool ts)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
-    uint32_t wnd = ack_fields(TL(st), c, flags);
-    uint32_t ack = (flags & TCP_ACK) ? c->rcv_nxt : 0;
-    uint32_t offw = hlen << 26 | (uint32_t)flags << 16 | wnd;
+    uint32_t wnd = ack_fields_est(TL(st), c);
+    uint32_t ack = c->rcv_nxt;
+    uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
     uint16_t id = st->ip_id++;
     b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
     b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
@@ -183,7 +205,9 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     wr32(t + 4, seq);
     wr32(t + 8, ack);
     wr32(t + 12, offw);
-    uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack + offw;
+    /* offw + payload sum, as the fields do not overlap */
+    uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack +
+                   (hlen << 26 | wnd) + fs;
     if (ts) {
         uint32_t tsval = ts_now(st->now) + c->ts_off;
         wr32(t + 20, 0x0101080au);          /* NOP NOP TS(10) */
@@ -199,16 +223,14 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     if (caps & TERN_CAP_TX_IP_CSUM)
         bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
     else
-        wr16(ip + 10, (uint16_t)~csum_fold64((uint64_t)c->tx_ip_sum +
-                                             IP4_HDR_LEN + l4 + id));
+        wr16(ip + 10, (uint16_t)~tx_fold32(c->tx_ip_sum + IP4_HDR_LEN +
+                                           l4 + id));
     if (caps & TERN_CAP_TX_L4_CSUM) {
         bf |= TERN_BUF_TX_L4_CSUM;
         wr32(t + 16, fold(ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP,
                                          l4)) << 16);
     } else {
-        if (psum == ~0u)
-            psum = tern_csum_partial(t + hlen, len, 0);
-        wr32(t + 16, (~csum_fold64(sum + psum) & 0xffffu) << 16);
+        wr32(t + 16, (~tx_fold64(sum) & 0xffffu) << 16);
     }
     b->flags = bf;
     b->l2_len = ETH_HDR_LEN;
@@ -221,20 +243,23 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
 }
 
 static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                      uint32_t seq, uint8_t flags, uint32_t len, uint32_t psum)
+                      uint32_t seq, uint32_t len, uint32_t fs)
 {
     if (c->flags & TF_TS)
-        xmit_layout(st, c, b, seq, flags, len, psum, true);
+        xmit_layout(st, c, b, seq, len, fs, true);
     else
-        xmit_layout(st, c, b, seq, flags, len, psum, false);
+        xmit_layout(st, c, b, seq, len, fs, false);
 }
 
-static void xmit(tern_stack *st, struct tern_conn *c, tern_buf *b, uint32_t seq,
-                 uint8_t flags, uint32_t len, uint32_t psum)
+/* Inline: one test in front of two calls, per data segment of the
+ * general loop (send_data). */
+static LAYOUT_INLINE void xmit(tern_stack *st, struct tern_conn *c,
+                               tern_buf *b, uint32_t seq, uint8_t flags,
+                               uint32_t len, uint32_t psum)
 {
-    if (!(flags & TCP_SYN) && !((c->flags & TF_SACK) && c->ooo_head) &&
-        tmpl_ready(st, c))
-        xmit_fast(st, c, b, seq, flags, len, psum);
+    if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK &&
+        !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c))
+        xmit_fast(st, c, b, seq, len, flags_sum(flags, psum));
     else
         xmit_slow(st, c, b, seq, flags, len, psum);
 }
@@ -414,7 +439,7 @@ static bool send_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
         n += q->len;
     }
     h->tso_mss = c->mss;
-    xmit_fast(st, c, h, seq, flags, len, 0);
+    xmit_fast(st, c, h, seq, len, flags_sum(flags, 0));
     return true;
 }
 
@@ -433,8 +458,8 @@ static uint32_t send_room(const struct tern_conn *c, uint32_t seq,
 static uint32_t try_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
                         uint32_t seq, uint32_t inflight, tern_buf **next)
 {
-    if (seq != bq_seq(q) || c->nsb || (c->flags & TF_RECOVERY) ||
-        !tso_usable(st, TL(st)) || !tmpl_ready(st, c))
+    if (!tso_usable(st, TL(st)) || seq != bq_seq(q) || c->nsb ||
+        (c->flags & TF_RECOVERY) || !tmpl_ready(st, c))
         return 0;
     uint32_t room = send_room(c, seq, inflight);
     uint32_t len = tso_span(q, room < TSO_MAX_PAYLOAD ? room : TSO_MAX_PAYLOAD,
@@ -502,10 +527,10 @@ static bool can_send_data(uint8_t state)
  * data is the last queue buffer, it fits one segment, nothing unusual is
  * going on (recovery, SACK ranges, a FIN to send) and both windows take it
  * whole, so the loop would send exactly this one segment. It leaves in
- * place when no earlier frame still holds the buffer. When nothing was in
- * flight, note_sent arms the timer (RTO or probe) for this very flight and
- * tcp_rearm would find nothing to change, so it runs only when data was
- * already out. false: not this case, nothing done.
+ * place when no earlier frame still holds the buffer. The loop's closing
+ * tcp_rearm is not needed: with data in flight in ESTABLISHED it only arms
+ * a timer that is off (or persisting), which note_sent has just done.
+ * false: not this case, nothing done.
  */
 static bool output_one(tern_stack *st, const struct tcp_layer *tl,
                        struct tern_conn *c)
@@ -532,25 +557,27 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
         tern_buf_ref(q);
         q->data = p;
         q->tso_mss = 0;
-        xmit_fast(st, c, q, seq, TCP_ACK | TCP_PSH, len,
-                  (uint32_t)(q->cb[1] >> 32) & 0xffff);
+        xmit_fast(st, c, q, seq, len,
+                  flags_sum(TCP_ACK | TCP_PSH, (q->cb[1] >> 32) & 0xffff));
     } else if (!send_data(st, c, q, seq, len, TCP_ACK | TCP_PSH)) {
         return false;
     }
-    bool fresh = c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST);
     note_sent(st, c, seq, len, false);
     c->snd_nxt = seq + len;
     c->sq_cur = NULL;
-    if (!fresh)
-        tcp_rearm(st, c);
     return true;
 }
 
-void tcp_output(tern_stack *st, struct tern_conn *c)
+/* The general loop, kept out of line so that output_one's case pays no
+ * register saves for it. */
+#if defined(__GNUC__)
+#define GENERAL_PATH __attribute__((noinline))
+#else
+#define GENERAL_PATH
+#endif
+static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
+                                        struct tern_conn *c)
 {
-    struct tcp_layer *tl = TL(st);
-    if (output_one(st, tl, c))
-        return;
     if (!can_send_data(c->state))
         return;
     bool sack_rec = (c->flags & (TF_RECOVERY | TF_SACK)) ==
@@ -620,6 +647,13 @@ void tcp_output(tern_stack *st, struct tern_conn *c)
             c->sq_cur = bq_next(q);
     }
     tcp_rearm(st, c);
+}
+
+void tcp_output(tern_stack *st, struct tern_conn *c)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!output_one(st, tl, c))
+        output_general(st, tl, c);
 }
 
 static void ctl_send(tern_stack *st, struct tern_conn *c, uint32_t seq,

@@ -521,16 +521,12 @@ static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
         avail = max;
     uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
                                                   : 0;
-    if (avail <= old)
-        return old;             /* never shrink the right edge */
-    /* receiver SWS avoidance (RFC 9293 3.8.6.2.2): move the edge only by
-     * a useful amount */
+    /* never shrink the right edge, and move it only by a useful amount
+     * (receiver SWS avoidance, RFC 9293 3.8.6.2.2): one test for both */
     uint32_t step = tl->rcv_buf >> 1;
     if (step > c->rcv_mss)
         step = c->rcv_mss;
-    if (avail - old < step)
-        return old;
-    return avail;
+    return avail >= old + step ? avail : old;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
 void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
@@ -538,6 +534,24 @@ void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
                             uint32_t tsval);
 /* Fused copy and Internet checksum; returns the folded partial sum. */
 uint32_t tcp_copy_csum(uint8_t *dst, const uint8_t *src, uint32_t len);
+/* Transmit-side checksum folds (output.c), cheaper than csum_fold64 for
+ * sums known to be small. tx_fold32: any 32-bit sum of 16-bit words to 16
+ * bits, not inverted: the high half is added to the low one in the top
+ * half of one 32-bit add, and that add's carry wraps around. */
+static inline uint32_t tx_fold32(uint32_t s)
+{
+    uint32_t lo = s << 16;
+    uint32_t t = s + lo;
+    return (t >> 16) + (t < lo);
+}
+/* A 64-bit sum of 32-bit words folded to 16 bits: its halves are added
+ * with the carry wrapped around, then tx_fold32. */
+static inline uint32_t tx_fold64(uint64_t s)
+{
+    uint32_t hi = (uint32_t)(s >> 32);
+    uint32_t t = (uint32_t)s + hi;
+    return tx_fold32(t + (t < hi));
+}
 
 /* ---- input*.c ---- */
 /* Start fast recovery (RFC 6675 / 6582); resend_una: retransmit the

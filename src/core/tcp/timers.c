@@ -13,23 +13,22 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
 
 /* Tail loss probe timeout (RFC 8985 section 7.2): two smoothed RTTs, plus
  * the worst delayed-ACK wait (200 ms) when only one segment is out, since
- * its ACK may be held back; never less than TLP_MIN_US nor more than the
- * RTO. The timer is armed when the first segment of a flight leaves: with
+ * its ACK may be held back; never less than TLP_MIN_US (tcp_arm_rto uses
+ * it only when it comes before the RTO). The timer is armed when the first segment of a flight leaves: with
  * more data queued behind it the flight is not a lone segment (the rest
  * follows in the same output pass, or as the window opens), and a lone-
  * segment PTO would come after the RTO and rule the probe out for the
  * whole flight. */
 #define TLP_MIN_US 2000u
 #define TLP_DELACK_US 200000u
-static uint64_t tlp_timeout_ns(const struct tern_conn *c, uint64_t rto_ns)
+static uint64_t tlp_timeout_ns(const struct tern_conn *c)
 {
     uint64_t pto = 2ull * c->srtt_us;
     if (c->snd_max - c->snd_una <= c->mss && !seq_gt(c->sq_end, c->snd_max))
         pto += TLP_DELACK_US;
     if (pto < TLP_MIN_US)
         pto = TLP_MIN_US;
-    pto *= 1000;
-    return pto < rto_ns ? pto : rto_ns;
+    return pto * 1000;
 }
 
 /* A probe is worth it only with an RTT estimate, outside recovery and
@@ -43,15 +42,25 @@ static bool tlp_allowed(const struct tern_conn *c)
 
 void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
 {
-    uint64_t rto = ms_ns(rto_cur(TL(st), c));
-    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
-    /* a probe no earlier than the RTO would only delay the RTO */
-    if (tlp_allowed(c) && tlp_timeout_ns(c, rto) < rto) {
-        c->flags |= TF_TLP;
-        rto = tlp_timeout_ns(c, rto);
+    struct tcp_layer *tl = TL(st);
+    uint64_t rto = ms_ns(rto_cur(tl, c));
+    uint32_t f = c->flags & ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
+    if (tlp_allowed(c)) {
+        uint64_t pto = tlp_timeout_ns(c);
+        if (pto < rto) {    /* a later probe would only delay the RTO */
+            f |= TF_TLP;
+            rto = pto;
+        }
     }
-    c->t_rtx = st->now + rto;
-    conn_timer_update(st, c);
+    c->flags = f;
+    uint64_t at = st->now + rto;
+    c->t_rtx = at;
+    /* conn_timer_update's test, inline: the usual stale filing from the
+     * previous flight is earlier and stays */
+    if (c->t_ack < at)
+        at = c->t_ack;
+    if (!(f & TF_IN_WHEEL) || at < c->t_wheel)
+        tw_schedule(tl, c, at);
 }
 
 /* The probe: resend the last segment (or the FIN), which makes the
