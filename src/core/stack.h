@@ -156,9 +156,11 @@ void ip4_input(tern_stack *st, tern_buf *b);
 /* Addresses no datagram may come from (RFC 1122 3.2.1.3, RFC 1812). */
 static inline bool ip4_src_ok(const tern_stack *st, uint32_t src)
 {
-    uint8_t top = (uint8_t)(src >> 24);
-    return src != st->cfg.ip && src != 0xffffffffu && src != st->bcast &&
-           top != 127 && top != 0 && top < 224;
+    /* first octet 1-223 but 127: not 0/8, loopback, multicast, class E
+     * or the limited broadcast */
+    uint32_t top = src >> 24;
+    return top - 1 < 223 && top != 127 && src != st->cfg.ip &&
+           src != st->bcast;
 }
 /* Whether the 20-byte header at h sums to 0xffff. A ones'-complement sum
  * is byte-order independent (RFC 1071) and 0xffff is its own swap, so the

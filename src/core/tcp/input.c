@@ -103,9 +103,16 @@ static void segment_slow(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         buf_release(st, s->buf);
 }
 
+#if defined(__GNUC__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
 /* One parsed segment to its connection: predicted, or segment_slow. The
- * fast path keeps no buffer reference (the app takes its own). */
-static inline void segment(tern_stack *st, tcp_seg *s)
+ * fast path keeps no buffer reference (the app takes its own). Inlined
+ * into each caller: once per segment, no registers saved for it. */
+static HOT_INLINE void segment(tern_stack *st, tcp_seg *s)
 {
     struct tern_conn *c = conn_lookup(st, s->src, s->sport, s->dport);
     if (c && !TL(st)->no_predict && tcp_input_fast(st, c, s))
