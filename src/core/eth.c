@@ -5,9 +5,6 @@ const uint8_t eth_broadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 void eth_input(tern_stack *st, tern_buf *b)
 {
-    CTR(st, eth_in);
-    if (ip4_input_common(st, b))
-        return;
     if (b->len < ETH_HDR_LEN) {
         CTR(st, eth_drop_short);
         tern_buf_release(st, b);

@@ -9,14 +9,6 @@ bool ip4_is_local(const tern_stack *st, uint32_t ip)
     return ((ip ^ st->cfg.ip) & st->netmask) == 0;
 }
 
-/* Addresses no datagram may come from (RFC 1122 3.2.1.3, RFC 1812). */
-static bool src_ok(const tern_stack *st, uint32_t src)
-{
-    uint8_t top = (uint8_t)(src >> 24);
-    return src != st->cfg.ip && src != 0xffffffffu && src != st->bcast &&
-           top != 127 && top != 0 && top < 224;
-}
-
 /* Walk the option list: every length must fit; source routes refused. */
 static bool options_ok(const uint8_t *opt, uint32_t len)
 {
@@ -61,7 +53,7 @@ static uint64_t *ip4_check(tern_stack *st, const tern_buf *b)
         return &st->ctr.ip_drop_csum;
     if (hlen > IP4_HDR_LEN && !options_ok(h + IP4_HDR_LEN, hlen - IP4_HDR_LEN))
         return &st->ctr.ip_drop_options;
-    if (!src_ok(st, rd32(h + 12)))
+    if (!ip4_src_ok(st, rd32(h + 12)))
         return &st->ctr.ip_drop_bad_src;
     return NULL;
 }
@@ -133,68 +125,6 @@ void ip4_input(tern_stack *st, tern_buf *b)
         icmp_send_unreach(st, &ip, ICMP_UNREACH_PROTO, b->data, b->len);
         tern_buf_release(st, b);
     }
-}
-
-/* Whether the 20-byte header at h sums to 0xffff. A ones'-complement sum
- * is byte-order independent (RFC 1071) and 0xffff is its own swap, so the
- * header is added as native words: three loads, no byte swaps. */
-static bool ip4_hdr_sum_ok(const uint8_t *h)
-{
-    uint64_t a, b;
-    uint32_t c;
-    tern_memcpy(&a, h, 8);
-    tern_memcpy(&b, h + 8, 8);
-    tern_memcpy(&c, h + 16, 4);
-    a += b;
-    a += a < b;                         /* end-around carry */
-    a += c;
-    a += a < c;
-    return csum_fold64(a) == 0xffff;
-}
-
-/* Whether the 20-byte header h of the frame b (Ethernet header first)
- * passes the field checks of ip4_check and ip4_input without options,
- * padding aside: to our unicast address, TCP, not a fragment. */
-static bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
-                              const uint8_t *h)
-{
-    uint32_t total = rd16(h + 2), dst = rd32(h + 16);
-    return h[0] == 0x45 && h[9] == IP_PROTO_TCP &&
-           total <= b->len - ETH_HDR_LEN && total >= IP4_HDR_LEN &&
-           !(rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK)) &&
-           dst == st->cfg.ip && dst != st->bcast;
-}
-
-/* The rest of them: a good header sum and an acceptable source. */
-static bool ip4_common_sum_src(const tern_stack *st, const tern_buf *b,
-                               const uint8_t *h)
-{
-    if (!(b->flags & TERN_BUF_RX_IP_CSUM_OK) && !st->cfg.fuzz_skip_csum &&
-        !ip4_hdr_sum_ok(h))
-        return false;
-    return src_ok(st, rd32(h + 12));
-}
-
-bool ip4_input_common(tern_stack *st, tern_buf *b)
-{
-    const uint8_t *e = b->data;
-    if (b->frag || b->len < ETH_HDR_LEN + IP4_HDR_LEN ||
-        tern_memcmp(e, st->cfg.mac, 6) != 0 || rd16(e + 12) != ETH_TYPE_IPV4)
-        return false;
-    const uint8_t *h = e + ETH_HDR_LEN;
-    uint32_t tcp_len = rd16(h + 2) - IP4_HDR_LEN;
-    /* Cheap field tests of both headers before either sum, so a segment
-     * the layered path takes anyway (SYN, no timestamps) is not summed
-     * twice. */
-    if (!ip4_common_fields(st, b, h) ||
-        !tcp_common_shape(st, b, h + IP4_HDR_LEN, tcp_len) ||
-        !ip4_common_sum_src(st, b, h) || !tcp_common_sum_ok(st, b, h, tcp_len))
-        return false;
-    CTR(st, ip_in);
-    b->data += ETH_HDR_LEN + IP4_HDR_LEN;
-    b->len = tcp_len;                   /* Ethernet padding dropped */
-    tcp_input_common(st, b, rd32(h + 12));
-    return true;
 }
 
 int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,

@@ -121,8 +121,10 @@ static inline void stack_tx(tern_stack *st, tern_buf *frame)
 void stack_log(tern_stack *st, int level, const char *msg);
 
 /* ---- Ethernet (eth.c) ---- */
-/* Prepend an Ethernet header and queue the frame. */
+/* A received frame that tcp_input_frame did not take (tern_input has
+ * counted eth_in): the layered path. */
 void eth_input(tern_stack *st, tern_buf *b);
+/* Prepend an Ethernet header and queue the frame. */
 void eth_output(tern_stack *st, tern_buf *b, const uint8_t dst_mac[6],
                 uint16_t ethertype);
 extern const uint8_t eth_broadcast[6];
@@ -151,15 +153,76 @@ const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until);
 
 /* ---- IPv4 (ip4.c) ---- */
 void ip4_input(tern_stack *st, tern_buf *b);
+/* Addresses no datagram may come from (RFC 1122 3.2.1.3, RFC 1812). */
+static inline bool ip4_src_ok(const tern_stack *st, uint32_t src)
+{
+    /* first octet 1-223 but 127: not 0/8, loopback, multicast, class E
+     * or the limited broadcast */
+    uint32_t top = src >> 24;
+    return top - 1 < 223 && top != 127 && src != st->cfg.ip &&
+           src != st->bcast;
+}
+/* Whether the 20-byte header at h sums to 0xffff. A ones'-complement sum
+ * is byte-order independent (RFC 1071) and 0xffff is its own swap, so the
+ * header is added as native words: three loads, no byte swaps. */
+static inline bool ip4_hdr_sum_ok(const uint8_t *h)
+{
+    uint64_t a, b;
+    uint32_t c;
+    tern_memcpy(&a, h, 8);
+    tern_memcpy(&b, h + 8, 8);
+    tern_memcpy(&c, h + 16, 4);
+    a += b;
+    a += a < b;                         /* end-around carry */
+    a += c;
+    a += a < c;
+    /* Folding keeps the value mod 0xffff (2^16 = 1 there) and only 0
+     * folds to 0, so the fold would be 0xffff exactly when a is a nonzero
+     * multiple of 0xffff: one multiply-and-compare instead of the fold. */
+    return a != 0 && a % 0xffff == 0;
+}
 /*
- * The common case in one pass, from eth_input: an unfragmented frame to
- * our MAC carrying a 20-byte IPv4 header for our address with the usual
- * TCP segment of a connection (tcp_common_shape). Counts and handles it as
- * the layered path would and returns true; for anything else returns
- * false having changed nothing, and the layered path takes the frame
- * (and drops and counts what it must). b->data: the Ethernet header.
+ * The IPv4 half of the one-pass receive (tcp_input_frame): whether frame b
+ * (Ethernet header at b->data) is one buffer of at least min_len bytes to
+ * our MAC, IPv4 with a 20-byte header, TCP, not a fragment, to our unicast
+ * address, with a total length inside the frame and at least min_total.
+ * Then nothing in eth_input or ip4_input drops it but the sum and source
+ * tests below (ip4_common_sum_src). Word loads with masks, no byte loops.
  */
-bool ip4_input_common(tern_stack *st, tern_buf *b);
+static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
+                                     uint32_t min_len, uint32_t min_total)
+{
+    const uint8_t *e = b->data, *h = e + ETH_HDR_LEN, *m = st->cfg.mac;
+    if (b->frag || b->len < min_len)
+        return false;
+    uint32_t total = rd16(h + 2), dst = rd32(h + 16);
+    /* the destination MAC as a 4-byte and a 2-byte word (native order:
+     * only equality matters) */
+    uint32_t e4, m4;
+    uint16_t e2, m2;
+    tern_memcpy(&e4, e, 4);
+    tern_memcpy(&m4, m, 4);
+    tern_memcpy(&e2, e + 4, 2);
+    tern_memcpy(&m2, m + 4, 2);
+    bool mac = ((e4 ^ m4) | (uint32_t)(e2 ^ m2)) == 0;
+    /* EtherType 0x0800, then version 4 with IHL 5; the TOS byte is free */
+    bool ip = (rd32(e + 12) & 0xffffff00u) == 0x08004500u;
+    /* flags/fragment offset, TTL, protocol: no MF, offset 0, TCP */
+    bool tcp = (rd32(h + 6) & 0x3fff00ffu) == IP_PROTO_TCP;
+    return mac & ip & tcp && total >= min_total &&
+           total <= b->len - ETH_HDR_LEN && dst == st->cfg.ip &&
+           dst != st->bcast;
+}
+/* The rest of them: a good header sum (or the NIC's flag), a source
+ * ip4_src_ok accepts. */
+static inline bool ip4_common_sum_src(const tern_stack *st, const tern_buf *b,
+                                      const uint8_t *h)
+{
+    if (!(b->flags & TERN_BUF_RX_IP_CSUM_OK) && !st->cfg.fuzz_skip_csum &&
+        !ip4_hdr_sum_ok(h))
+        return false;
+    return ip4_src_ok(st, rd32(h + 12));
+}
 /*
  * Send an IP datagram whose transport header starts at b->data (headroom
  * kept). Fills the IPv4 header (with checksum, or the TX_IP_CSUM flag when
@@ -204,18 +267,16 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
  * measuring (c->base == NULL) st is NULL. */
 void tcp_mem(tern_stack *st, const tern_config *cfg, carve *c);
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
-/* The fast receive path (ip4_input_common), cheap checks first: whether the
- * TCP header h of a len-byte segment is the usual one (32 bytes with NOP NOP
- * TS, no SYN or RST, nonzero ports, not flagged bad by the NIC); then
- * whether its checksum after the checked 20-byte IPv4 header iph is good.
- * Together they mean parsing it cannot drop it. They change nothing. */
-bool tcp_common_shape(tern_stack *st, const tern_buf *b, const uint8_t *h,
-                      uint32_t len);
-bool tcp_common_sum_ok(tern_stack *st, const tern_buf *b, const uint8_t *iph,
-                       uint32_t len);
-/* Take such a segment (b->data at its TCP header, b->len its length) from
- * src, as tcp_input would after parsing it. */
-void tcp_input_common(tern_stack *st, tern_buf *b, uint32_t src);
+/*
+ * The common case in one pass, from tern_input: one buffer to our MAC
+ * with a 20-byte IPv4 header for our address and the usual TCP segment
+ * (32-byte header with NOP NOP TS, neither SYN nor RST, nonzero ports,
+ * good sums). Counts and handles it as eth_input, ip4_input and tcp_input
+ * would (eth_in is the caller's) and returns true; for anything else
+ * returns false having changed nothing, and eth_input takes the frame
+ * (and drops and counts what it must). b->data: the Ethernet header.
+ */
+bool tcp_input_frame(tern_stack *st, tern_buf *b);
 /* Release every buffer TCP holds (tern_stack_fini). */
 void tcp_fini(tern_stack *st);
 /* Called once at the end of every tern_input() burst, before the transmit

@@ -740,6 +740,92 @@ static void no_delack_mode(void **s)
     assert_int_equal(tp_count(T), 1);
 }
 
+/* The next four bytes from P as a frame (Ethernet first) with the usual
+ * options: the shape the one-pass receive (tcp_input_frame) takes. */
+static size_t usual_frame(uint8_t *f)
+{
+    uint8_t opt[12] = {1, 1, 8, 10};
+    th_put32(opt + 4, P.tsval);
+    th_put32(opt + 8, P.tsecr);
+    return tp_frame(f, TH_PEER_IP, TH_IP, P.port, P.lport, P.seq, P.ack,
+                    F_ACK | F_PSH, P.wnd, opt, sizeof opt, "abcd", 4);
+}
+
+/* Feed f (n bytes); returns whether its four bytes reached the app. */
+static bool fed_delivers(const uint8_t *f, size_t n)
+{
+    size_t before = E.nrx;
+    th_input(T, f, n);
+    if (E.nrx == before)
+        return false;
+    assert_int_equal(E.nrx, before + 4);
+    assert_memory_equal(E.rx + before, "abcd", 4);
+    P.seq += 4;
+    return true;
+}
+
+/* The usual segment is taken in one pass with the counters of the layered
+ * path; variants it must decline (padding aside) get the layered path's
+ * verdict and counter: delivered, or dropped under their own reason. */
+static void one_pass_receive(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40016);
+    const tern_counters *k = ctr();
+    uint64_t eth = k->eth_in, ip = k->ip_in, tcp = k->tcp_in;
+    uint8_t f[256];
+    size_t n = usual_frame(f);
+    assert_true(fed_delivers(f, n));
+    assert_int_equal(k->eth_in, eth + 1);
+    assert_int_equal(k->ip_in, ip + 1);
+    assert_int_equal(k->tcp_in, tcp + 1);
+    assert_int_equal(k->tcp_bytes_in, 4);
+    /* Ethernet padding after the datagram: dropped, not delivered */
+    n = usual_frame(f);
+    memset(f + n, 0xee, 10);
+    assert_true(fed_delivers(f, n + 10));
+    assert_int_equal(k->tcp_bytes_in, 8);
+    /* broadcast MAC: not the one-pass shape, accepted by eth_input */
+    n = usual_frame(f);
+    memset(f, 0xff, 6);
+    assert_true(fed_delivers(f, n));
+    /* bad IPv4 header sum, bad TCP sum, NIC's bad-sum flag aside */
+    n = usual_frame(f);
+    f[24] ^= 0x10;
+    assert_false(fed_delivers(f, n));
+    assert_int_equal(k->ip_drop_csum, 1);
+    n = usual_frame(f);
+    f[50] ^= 0x10;
+    assert_false(fed_delivers(f, n));
+    assert_int_equal(k->tcp_drop_csum, 1);
+    /* total length past the frame */
+    n = usual_frame(f);
+    f[17] += 1;
+    th_fix_ip_csum(f);
+    assert_false(fed_delivers(f, n));
+    assert_int_equal(k->ip_drop_total_len, 1);
+    /* a fragment (MF): the layered path reassembles, so nothing yet */
+    n = usual_frame(f);
+    f[20] = 0x20;
+    th_fix_ip_csum(f);
+    assert_false(fed_delivers(f, n));
+    /* source 127.0.0.1 */
+    n = usual_frame(f);
+    f[26] = 127;
+    f[27] = 0;
+    f[28] = 0;
+    f[29] = 1;
+    th_fix_ip_csum(f);
+    assert_false(fed_delivers(f, n));
+    assert_int_equal(k->ip_drop_bad_src, 1);
+    /* and the usual shape still goes through */
+    n = usual_frame(f);
+    assert_true(fed_delivers(f, n));
+    assert_int_equal(k->tcp_bytes_in, 16);
+    assert_int_equal(k->ip_in, ip + 9);
+    assert_int_equal(k->tcp_in, tcp + 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -765,6 +851,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_retries_dead_peer, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_checksum_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(no_delack_mode, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_pass_receive, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,99 +137,15 @@ static void partial_ack(tern_stack *st, struct tern_conn *c, uint32_t acked)
     tcp_arm_rto(st, c);
 }
 
-static inline uint32_t rtt_of(tern_stack *st, struct tern_conn *c,
-                              const tcp_seg *s)
-{
-    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && s->o.tsecr) {
-        uint32_t ticks = ts_now(st->now) + c->ts_off - s->o.tsecr;
-        if (ticks < (1u << 22))
-            return ticks * 1049u + 1;
-        return 0;
-    }
-    if ((c->flags & TF_RTT_TIMING) && seq_ge(s->ack, c->rtt_seq)) {
-        c->flags &= ~(uint32_t)TF_RTT_TIMING;
-        return (uint32_t)((st->now - c->rtt_at) / 1000) + 1;
-    }
-    return 0;
-}
-
-/* RFC 7661 / RFC 9438 5.8: cwnd grows only while it limits the sender.
- * A request/response flow keeps a segment or two in flight whatever cwnd
- * is; growing it there would only make a later burst unsafe (and costs a
- * congestion-control call per ACK). Limited: the flight before this ACK
- * reached half the window. */
-static bool cwnd_limited(const struct tern_conn *c, uint32_t flight)
-{
-    return flight >= c->cwnd >> 1;
-}
-
-/* The usual ACK of a request/response flow: it covers the whole flight,
- * which is all of the one send-queue buffer, with nothing unusual going on
- * (no FIN sent, recovery, scoreboard or rewound snd_nxt) and cwnd not
- * limiting. tcp_new_ack would then take none of its branches but the
- * ones ack_whole_flight keeps. */
-static bool acks_whole_flight(const struct tern_conn *c, const tcp_seg *s)
-{
-    const tern_buf *q = c->sq_head;
-    return s->ack == c->snd_max && c->snd_nxt == c->snd_max && q &&
-           q == c->sq_tail && bq_end(q) == s->ack &&
-           !c->nsb && !(c->flags & (TF_FIN_SENT | TF_RECOVERY)) &&
-           !cwnd_limited(c, c->snd_max - c->snd_una);
-}
-
-/* What every ACK that moves snd_una clears: RTO backoff, probe counts,
- * and the tail-probe mark (the tail moved: it may probe again). */
-static inline void ack_clear_probes(struct tern_conn *c)
-{
-    c->backoff = 0;
-    c->probes = 0;
-    c->flags &= ~(uint32_t)TF_TLP_SENT;
-}
-
-/* Report `data` newly acked bytes to the app. false: the conn is gone. */
-static inline bool ack_report(tern_stack *st, struct tern_conn *c,
-                              uint32_t data)
-{
-    c->bytes_acked += data;
-    uint32_t gen = c->gen;
-    if (st->cfg.cb.acked && (c->flags & TF_APP) && !(c->flags & TF_CLOSED_CB))
-        st->cfg.cb.acked(st, c, c->user, data);
-    return c->gen == gen;
-}
-
-/* tcp_new_ack for such an ACK, same order and effects: release the
- * buffer, take the RTT sample, clear the loss state, stop the RTO (nothing
- * is left in flight), report the acked data. false: the conn is gone. */
-static bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
-                             const tcp_seg *s)
-{
-    tern_buf *q = c->sq_head;
-    uint32_t data = s->ack - c->snd_una;
-    c->snd_una = s->ack;
-    if (c->sq_cur == q)
-        c->sq_cur = NULL;
-    sq_put(st, q);
-    c->sq_head = c->sq_tail = NULL;
-    uint32_t rtt = rtt_of(st, c, s);
-    if (rtt)
-        rtt_sample(st, c, rtt);
-    ack_clear_probes(c);
-    c->fack = c->snd_una;
-    c->dupacks = 0;
-    c->t_rtx = TERN_NEVER;
-    conn_pend(st, c, TF_OUTPUT);
-    return ack_report(st, c, data);
-}
-
-/* tcp_new_ack for any other ACK. Kept out of line so the common case
- * above pays no register saves for it. */
+/* tcp_new_ack for any other ACK than ack_whole_flight's (tcp.h). Kept
+ * out of line so the common case pays no register saves for it. */
 #if defined(__GNUC__)
 #define GENERAL_PATH __attribute__((noinline))
 #else
 #define GENERAL_PATH
 #endif
-static GENERAL_PATH bool new_ack_general(tern_stack *st, struct tern_conn *c,
-                                         const tcp_seg *s)
+GENERAL_PATH bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
+                                     const tcp_seg *s)
 {
     struct tcp_layer *tl = TL(st);
     uint32_t flight = c->snd_max - c->snd_una;
@@ -293,14 +209,6 @@ static GENERAL_PATH bool new_ack_general(tern_stack *st, struct tern_conn *c,
     default:
         return true;
     }
-}
-
-/* A cumulative ACK that moved snd_una. false: the conn is gone. */
-bool tcp_new_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
-{
-    if (acks_whole_flight(c, s))
-        return ack_whole_flight(st, c, s);
-    return new_ack_general(st, c, s);
 }
 
 /* After an ACK, during a SACK recovery (possibly begun by this ACK). */
