@@ -605,6 +605,7 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
         l->now = now_ns;
     if (d->held && l->now >= d->held_deadline)
         release_held(l, d);
+    const ml_entry *ring = d->ring;
     uint32_t head = d->head, mask = d->mask;
     uint32_t n = d->tail - head;
     if (!n)
@@ -613,9 +614,9 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
         n = max;
     /* Due times never decrease along the ring: when the last frame to take
      * is due, all are, and no frame needs its own test. */
-    if (d->ring[(head + n - 1) & mask].due > now_ns) {
+    if (ring[(head + n - 1) & mask].due > now_ns) {
         uint32_t k = 0;
-        while (k < n && d->ring[(head + k) & mask].due <= now_ns)
+        while (k < n && ring[(head + k) & mask].due <= now_ns)
             k++;
         n = k;
     }
@@ -623,10 +624,10 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
     if (n == d->tail - head) {
         bytes = d->ring_bytes;   /* the whole ring: no per-frame sum */
         for (uint32_t k = 0; k < n; k++)
-            frames[k] = d->ring[(head + k) & mask].b;
+            frames[k] = ring[(head + k) & mask].b;
     } else {
         for (uint32_t k = 0; k < n; k++) {
-            tern_buf *b = d->ring[(head + k) & mask].b;
+            tern_buf *b = ring[(head + k) & mask].b;
             frames[k] = b;
             bytes += b->frag ? ml_frame_len(b) : b->len;
         }
