@@ -535,8 +535,12 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
     uint32_t room = d->limit - (tail - d->head);
     if (n > room)
         n = room;               /* the general path counts the queue drops */
-    if (n > dst->top)
-        n = dst->top;           /* ... and the pool drops */
+    /* The receiver's free stack, its top kept here for the burst: only
+     * this loop takes from it (the releases go to src, the other pool). */
+    tern_buf **stack = dst->free;
+    uint32_t top = dst->top;
+    if (n > top)
+        n = top;                /* ... and the pool drops */
     uint64_t bytes = 0;
     tern_buf **fp = frames, **end = frames + n;
     for (; fp < end; fp++) {
@@ -544,7 +548,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
         uint32_t len = f->len;
         if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || len > cap)
             break;
-        tern_buf *b = tern_pool_alloc_some(dst);  /* n <= top */
+        tern_buf *b = tern_pool_ready(dst, stack[--top]);
         b->len = len;   /* before the byte stores, which may alias it */
         bytes += len;
         ml_copy(b->data, f->data, len);
@@ -552,6 +556,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
         tern_pool_release_one(src, f);
     }
     unsigned i = (unsigned)(fp - frames);
+    dst->top = top;
     d->tail = tail;
     d->ring_bytes += bytes;
     d->st.sent += i;
