@@ -84,11 +84,20 @@ static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
         return rr_recv_any(t, c, len, now);
     c->rx = 0;
     t->h.run_n++;
-    c->head = (c->head + 1) & (RR_MAX_DEPTH - 1);
-    c->inflight--;
+    uint32_t head = (c->head + 1) & (RR_MAX_DEPTH - 1);
+    c->head = head;
     t->completed++;
     t->t_last = now;
-    return rr_issue(t, c, 1, now);
+    /* One request replaces it: the pipeline has room (one just left), so
+     * only the quota and the end of the run can say no. */
+    if (t->stopping || !t->left) {
+        c->inflight--;
+        return 0;
+    }
+    c->stamp[(head + c->inflight - 1) & (RR_MAX_DEPTH - 1)] = now;
+    t->issued++;
+    t->left--;
+    return 1;
 }
 
 /* More bytes arrived than requests were outstanding. */

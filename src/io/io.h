@@ -28,9 +28,10 @@ void tern_pool_destroy(tern_pool *p);
 /* A buffer with refs 1, len 0, data = head + TERN_HEADROOM; NULL if empty.
  * (static inline below) */
 static inline tern_buf *tern_pool_alloc(tern_pool *p);
-/* The same when the caller knows the pool holds a buffer (the mem link
- * reserves a burst's worth first). (static inline below) */
-static inline tern_buf *tern_pool_alloc_some(tern_pool *p);
+/* What tern_pool_alloc does to a buffer after taking it off the free stack,
+ * for a caller that takes a burst's worth at once (the mem link keeps the
+ * stack top in a register). (static inline below) */
+static inline tern_buf *tern_pool_ready(tern_pool *p, tern_buf *b);
 /* Drop one reference of each buffer in the frame's frag chain; buffers
  * whose count reaches zero go back to the pool. (static inline below) */
 static inline void tern_pool_release(tern_pool *p, tern_buf *frame);
@@ -78,10 +79,8 @@ _Noreturn void tern_pool_panic_(const tern_pool *p, const tern_buf *b,
 /* The panic of a failed tern_pool_put check: says which one failed. */
 _Noreturn void tern_pool_put_panic_(const tern_pool *p, const tern_buf *b);
 
-/* tern_pool_alloc for a caller that knows the pool is not empty. */
-static inline tern_buf *tern_pool_alloc_some(tern_pool *p)
+static inline tern_buf *tern_pool_ready(tern_pool *p, tern_buf *b)
 {
-    tern_buf *b = p->free[--p->top];
     if (TERN_POOL_CHECKS && b->refs != TERN_POOL_FREE_REFS)
         tern_pool_panic_(p, b, "free buffer was modified (use after free?)");
     b->data = b->head + TERN_HEADROOM;
@@ -97,7 +96,7 @@ static inline tern_buf *tern_pool_alloc_some(tern_pool *p)
 
 static inline tern_buf *tern_pool_alloc(tern_pool *p)
 {
-    return p->top ? tern_pool_alloc_some(p) : NULL;
+    return p->top ? tern_pool_ready(p, p->free[--p->top]) : NULL;
 }
 
 static inline void tern_pool_put(tern_pool *p, tern_buf *b)

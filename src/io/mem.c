@@ -535,8 +535,12 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
     uint32_t room = d->limit - (tail - d->head);
     if (n > room)
         n = room;               /* the general path counts the queue drops */
-    if (n > dst->top)
-        n = dst->top;           /* ... and the pool drops */
+    /* The receiver's free stack, its top kept here for the burst: only
+     * this loop takes from it (the releases go to src, the other pool). */
+    tern_buf **stack = dst->free;
+    uint32_t top = dst->top;
+    if (n > top)
+        n = top;                /* ... and the pool drops */
     uint64_t bytes = 0;
     tern_buf **fp = frames, **end = frames + n;
     for (; fp < end; fp++) {
@@ -544,7 +548,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
         uint32_t len = f->len;
         if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || len > cap)
             break;
-        tern_buf *b = tern_pool_alloc_some(dst);  /* n <= top */
+        tern_buf *b = tern_pool_ready(dst, stack[--top]);
         b->len = len;   /* before the byte stores, which may alias it */
         bytes += len;
         ml_copy(b->data, f->data, len);
@@ -552,6 +556,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
         tern_pool_release_one(src, f);
     }
     unsigned i = (unsigned)(fp - frames);
+    dst->top = top;
     d->tail = tail;
     d->ring_bytes += bytes;
     d->st.sent += i;
@@ -605,6 +610,7 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
         l->now = now_ns;
     if (d->held && l->now >= d->held_deadline)
         release_held(l, d);
+    const ml_entry *ring = d->ring;
     uint32_t head = d->head, mask = d->mask;
     uint32_t n = d->tail - head;
     if (!n)
@@ -613,9 +619,9 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
         n = max;
     /* Due times never decrease along the ring: when the last frame to take
      * is due, all are, and no frame needs its own test. */
-    if (d->ring[(head + n - 1) & mask].due > now_ns) {
+    if (ring[(head + n - 1) & mask].due > now_ns) {
         uint32_t k = 0;
-        while (k < n && d->ring[(head + k) & mask].due <= now_ns)
+        while (k < n && ring[(head + k) & mask].due <= now_ns)
             k++;
         n = k;
     }
@@ -623,10 +629,10 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
     if (n == d->tail - head) {
         bytes = d->ring_bytes;   /* the whole ring: no per-frame sum */
         for (uint32_t k = 0; k < n; k++)
-            frames[k] = d->ring[(head + k) & mask].b;
+            frames[k] = ring[(head + k) & mask].b;
     } else {
         for (uint32_t k = 0; k < n; k++) {
-            tern_buf *b = d->ring[(head + k) & mask].b;
+            tern_buf *b = ring[(head + k) & mask].b;
             frames[k] = b;
             bytes += b->frag ? ml_frame_len(b) : b->len;
         }

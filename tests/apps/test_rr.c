@@ -146,6 +146,56 @@ static void stamps_wrap_the_ring(void **state)
     assert_int_equal(t.h.count, 3 * RR_MAX_DEPTH);
 }
 
+static rr_thread ta, tb;
+
+static void assert_same_state(const rr_thread *a, const rr_conn *ca,
+                              const rr_thread *b, const rr_conn *cb)
+{
+    assert_int_equal(a->issued, b->issued);
+    assert_int_equal(a->completed, b->completed);
+    assert_int_equal(a->left, b->left);
+    assert_int_equal(a->t_last, b->t_last);
+    assert_int_equal(hist_count(&a->h), hist_count(&b->h));
+    assert_int_equal(a->h.sum + a->h.run_v * a->h.run_n,
+                     b->h.sum + b->h.run_v * b->h.run_n);
+    assert_int_equal(ca->inflight, cb->inflight);
+    assert_int_equal(ca->head, cb->head);
+    assert_int_equal(ca->rx, cb->rx);
+    for (uint32_t k = 0; k < ca->inflight; k++) {
+        uint32_t i = (ca->head + k) & (RR_MAX_DEPTH - 1);
+        assert_int_equal(ca->stamp[i], cb->stamp[i]);
+    }
+}
+
+/* rr_recv's inline case (one whole response, the run's latency) leaves
+ * exactly the state rr_recv_any leaves, through equal latencies, a new
+ * latency, the quota running out and the end of the run. */
+static void inline_case_matches_general(void **state)
+{
+    (void)state;
+    for (uint32_t depth = 1; depth <= 3; depth++) {
+        rr_conn ca, cb;
+        memset(&ca, 0, sizeof ca);
+        memset(&cb, 0, sizeof cb);
+        rr_thread_init(&ta, 8, 8, depth, 9);
+        rr_thread_init(&tb, 8, 8, depth, 9);
+        assert_int_equal(rr_start(&ta, &ca, 0), depth);
+        assert_int_equal(rr_start(&tb, &cb, 0), depth);
+        uint64_t now = 0;
+        for (unsigned step = 0; step < 14; step++) {
+            if (step % 3 == 0)
+                now += 5;             /* a new loop iteration */
+            if (step == 10)
+                ta.stopping = tb.stopping = true;
+            unsigned ka = rr_recv(&ta, &ca, 8, now);
+            unsigned kb = rr_recv_any(&tb, &cb, 8, now);
+            assert_int_equal(ka, kb);
+            assert_same_state(&ta, &ca, &tb, &cb);
+        }
+        assert_true(ta.left == 0 || ta.stopping);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +205,7 @@ int main(void)
         cmocka_unit_test(issue_keeps_depth_and_quota),
         cmocka_unit_test(stopping_issues_nothing),
         cmocka_unit_test(stamps_wrap_the_ring),
+        cmocka_unit_test(inline_case_matches_general),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
