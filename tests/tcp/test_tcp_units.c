@@ -104,6 +104,50 @@ static void scoreboard(void **s)
     assert_int_equal(c.sb[0][0], 1700);
 }
 
+static uint32_t g_rto_min, g_rto_max;
+static void rto_tweak(tern_config *c)
+{
+    c->rto_min_ms = g_rto_min;
+    c->rto_max_ms = g_rto_max;
+}
+
+/* rtt_sample's RTO is ceil((SRTT + max(4 RTTVAR, G)) / 1 ms) clamped to
+ * rto_min, then to rto_max (which wins if the config has min > max), for
+ * every first sample of 1 us .. 400 ms: the floor's boundary (a third of
+ * rto_min) and the ceiling's are both crossed one microsecond apart. */
+static void rto_rounding(void **s)
+{
+    (void)s;
+    static const uint32_t cfgs[][2] = {{200, 60000}, {1, 1}, {500, 300},
+                                       {150, 250}};
+    for (size_t k = 0; k < sizeof cfgs / sizeof cfgs[0]; k++) {
+        g_rto_min = cfgs[k][0];
+        g_rto_max = cfgs[k][1];
+        th *t = th_new(rto_tweak);
+        int at_min = 0, above = 0;
+        for (uint32_t r = 1; r <= 400000; r++) {
+            struct tern_conn c;
+            memset(&c, 0, sizeof c);
+            rtt_sample(t->st, &c, r);
+            uint64_t var4 = (uint64_t)c.rttvar_us * 4;
+            uint64_t us = c.srtt_us + (var4 > 1000 ? var4 : 1000);
+            uint64_t want = (us + 999) / 1000;
+            if (want < g_rto_min)
+                want = g_rto_min;
+            if (want > g_rto_max)
+                want = g_rto_max;
+            assert_int_equal(c.rto_ms, want);
+            at_min += c.rto_ms == g_rto_min;
+            above += c.rto_ms > g_rto_min;
+        }
+        if (g_rto_min < g_rto_max) {    /* both sides were visited */
+            assert_true(at_min > 0);
+            assert_true(above > 0);
+        }
+        assert_int_equal(th_free(t), 0);
+    }
+}
+
 static int g_cc;
 static void tweak(tern_config *c) { c->cc = (uint8_t)g_cc; }
 
@@ -345,6 +389,7 @@ int main(void)
         cmocka_unit_test(options_roundtrip),
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
+        cmocka_unit_test(rto_rounding),
         cmocka_unit_test(wheel),
         cmocka_unit_test(tx_folds),
         cmocka_unit_test(send_small_buffers),

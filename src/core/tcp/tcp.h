@@ -437,9 +437,12 @@ static inline void rtt_sample(tern_stack *st, struct tern_conn *c,
     /* G (clock granularity) is 1 ms: our TSval tick */
     uint32_t var4 = c->rttvar_us << 2;
     uint64_t rto_us = (uint64_t)c->srtt_us + (var4 > 1000 ? var4 : 1000);
-    uint64_t ms = (rto_us + 999) / 1000;
-    if (ms < tl->rto_min_ms)
-        ms = tl->rto_min_ms;
+    /* rounded up to ms, within [rto_min, rto_max]; the usual RTO is the
+     * floor, decided without the division (ceil(x/1000) <= m iff
+     * x <= m * 1000) */
+    uint64_t ms = tl->rto_min_ms;
+    if (rto_us > ms * 1000)
+        ms = (rto_us + 999) / 1000;
     if (ms > tl->rto_max_ms)
         ms = tl->rto_max_ms;
     c->rto_ms = (uint32_t)ms;
