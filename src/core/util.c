@@ -127,7 +127,8 @@ uint32_t tern_csum_partial_c(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
     size_t left = len;
-    uint64_t a[2] = {0, 0}, c[2] = {0, 0};
+    uint64_t a[2], c[2];
+    a[0] = a[1] = c[0] = c[1] = 0;      /* clang -O0 calls memset for {0, 0} */
     /* 128 bytes a turn: gcc sets up each turn's carry counts with a few
      * extra instructions, so fewer turns cost less (~0.3 per byte). */
     for (; left >= 128; p += 128, left -= 128) {
