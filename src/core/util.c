@@ -127,7 +127,8 @@ uint32_t tern_csum_partial_c(const void *data, size_t len, uint32_t sum)
 {
     const uint8_t *p = data;
     size_t left = len;
-    uint64_t a[2] = {0, 0}, c[2] = {0, 0};
+    uint64_t a[2], c[2];
+    a[0] = a[1] = c[0] = c[1] = 0;      /* clang -O0 calls memset for {0, 0} */
     /* 128 bytes a turn: gcc sets up each turn's carry counts with a few
      * extra instructions, so fewer turns cost less (~0.3 per byte). */
     for (; left >= 128; p += 128, left -= 128) {
@@ -202,6 +203,84 @@ static inline uint64_t x86_sum_128s(const uint8_t **p, size_t n, uint64_t a)
     return a;
 }
 
+/* Long runs: the adc chain is one dependency (one adc a cycle), so half
+ * of each 128-byte turn goes to SSE2 instead, which leaves the flags
+ * alone: the words biased to signed (xor 0x8000) and added in pairs by
+ * pmaddwd (times 1) into 32-bit lanes, each pair 65536 short of its true
+ * sum. The lanes start at what their pairs will fall short (two pairs a
+ * turn each), so they end at their true sums: below 2^30 in SSE_MAX_TURNS
+ * turns, and two of them added below 2^31. */
+typedef int32_t v4si __attribute__((vector_size(16)));
+typedef int16_t v8hi __attribute__((vector_size(16)));
+#define SSE_MAX_TURNS 4096
+#define SSE_MIN_LEN 512
+
+/* n (1..SSE_MAX_TURNS) turns from *p (advanced): bytes 0-63 of each into
+ * the adc chain, 64-127 into the lanes s[0] and s[1]. */
+static inline uint64_t x86_sum_128s_sse(const uint8_t **p, size_t n,
+                                        uint64_t a, v4si s[2])
+{
+    const v8hi bias = {-32768, -32768, -32768, -32768,
+                       -32768, -32768, -32768, -32768};
+    const v8hi ones = {1, 1, 1, 1, 1, 1, 1, 1};
+    v4si t0, t1, t2, t3;
+    __asm__("clc\n"
+            "1:\n\t"
+            "movdqu 64(%[p]), %[t0]\n\t"
+            "movdqu 80(%[p]), %[t1]\n\t"
+            "movdqu 96(%[p]), %[t2]\n\t"
+            "movdqu 112(%[p]), %[t3]\n\t"
+            ADC_4Q(0, 8, 16, 24)
+            "pxor %[bias], %[t0]\n\t"
+            "pxor %[bias], %[t1]\n\t"
+            "pxor %[bias], %[t2]\n\t"
+            "pxor %[bias], %[t3]\n\t"
+            "pmaddwd %[ones], %[t0]\n\t"
+            "pmaddwd %[ones], %[t1]\n\t"
+            "pmaddwd %[ones], %[t2]\n\t"
+            "pmaddwd %[ones], %[t3]\n\t"
+            ADC_4Q(32, 40, 48, 56)
+            "paddd %[t0], %[s0]\n\t"
+            "paddd %[t1], %[s1]\n\t"
+            "paddd %[t2], %[s0]\n\t"
+            "paddd %[t3], %[s1]\n\t"
+            "leaq 128(%[p]), %[p]\n\t"
+            "decq %[n]\n\t"
+            "jnz 1b\n\t"
+            "adcq $0, %[a]"
+            : [a] "+r"(a), [p] "+r"(*p), [n] "+r"(n), [s0] "+x"(s[0]),
+              [s1] "+x"(s[1]), [t0] "=&x"(t0), [t1] "=&x"(t1),
+              [t2] "=&x"(t2), [t3] "=&x"(t3)
+            : [bias] "x"(bias), [ones] "x"(ones)
+            : "cc", "memory");
+    return a;
+}
+
+/* The sum of the (true, unsigned) lanes. */
+static inline uint64_t sse_lanes_sum(const v4si s[2])
+{
+    v4si t = s[0] + s[1];
+    return (uint64_t)(uint32_t)t[0] + (uint32_t)t[1] + (uint32_t)t[2] +
+           (uint32_t)t[3];
+}
+
+/* The sum of all 128-byte turns of a run of at least SSE_MIN_LEN bytes
+ * from *p (advanced). */
+static inline uint64_t x86_sum_long(const uint8_t **p, size_t turns)
+{
+    uint64_t a = 0;
+    while (turns) {
+        size_t n = turns < SSE_MAX_TURNS ? turns : SSE_MAX_TURNS;
+        int32_t short_by = (int32_t)n * 2 * 65536;
+        v4si s[2] = {{short_by, short_by, short_by, short_by},
+                     {short_by, short_by, short_by, short_by}};
+        a = x86_sum_128s_sse(p, n, a, s);
+        a = add64(a, sse_lanes_sum(s));
+        turns -= n;
+    }
+    return a;
+}
+
 /* A fixed-size piece: add the first word, adc the rest (`more`), adc the
  * last carry back in. */
 #define X86_SUM_PIECE(name, more)                                          \
@@ -248,16 +327,36 @@ static inline uint64_t x86_sum_rest(const uint8_t *p, size_t len, uint64_t a)
     return a;
 }
 
-uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
+/* The last len & 127 bytes, from p on, into a; finished with sum. */
+static inline uint32_t x86_sum_last(const uint8_t *p, size_t len, uint64_t a,
+                                    uint32_t sum)
 {
-    const uint8_t *p = data;
-    uint64_t a = 0;
-    if (len >= 128)
-        a = x86_sum_128s(&p, len >> 7, a);
     a = x86_sum_pieces(p, len, a);
     if (len & 15)
         a = x86_sum_rest(p + (len & 112), len, a);
     return csum_finish(a, sum);
+}
+
+/* tern_csum_partial of SSE_MIN_LEN bytes or more. Out of line (a tail
+ * call): its vector registers and constants stay off the short sums'
+ * path. */
+__attribute__((noinline)) static uint32_t x86_csum_long(const uint8_t *p,
+                                                        size_t len, uint32_t sum)
+{
+    uint64_t a = x86_sum_long(&p, len >> 7);
+    return x86_sum_last(p, len, a, sum);
+}
+
+uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
+{
+    const uint8_t *p = data;
+    uint64_t a = 0;
+    if (len >= 128) {
+        if (len >= SSE_MIN_LEN)
+            return x86_csum_long(p, len, sum);
+        a = x86_sum_128s(&p, len >> 7, a);
+    }
+    return x86_sum_last(p, len, a, sum);
 }
 
 /* n (> 0) turns of 64 bytes: four 16-byte loads and stores copy, the
