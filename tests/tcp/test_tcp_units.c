@@ -248,15 +248,24 @@ static tern_buf *small_alloc(void *ctx)
     return b;
 }
 
-static void send_small_buffers(void **s)
+/* A fresh test stack with an established connection from a scripted
+ * peer (port 40000 to 80); captured frames cleared. */
+static struct tern_conn *connected_conn(th **tp)
 {
-    (void)s;
-    th *t = th_new(NULL);
+    th *t = *tp = th_new(NULL);
     peer p;
     peer_init(&p, t);
     peer_connect(&p, 80, 40000);
     struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
     assert_non_null(c);
+    return c;
+}
+
+static void send_small_buffers(void **s)
+{
+    (void)s;
+    th *t;
+    struct tern_conn *c = connected_conn(&t);
     pool_alloc = t->st->cfg.buf_ops.alloc;
     t->st->cfg.buf_ops.alloc = small_alloc;
     uint8_t d[1400], got[1400];
@@ -283,6 +292,56 @@ static void send_small_buffers(void **s)
     assert_int_equal(n, sizeof d);
     assert_memory_equal(got, d, sizeof d);
     t->st->cfg.buf_ops.alloc = pool_alloc;
+    tern_tcp_abort(t->st, c);
+    assert_int_equal(th_free(t), 0);
+}
+
+
+/* Whole MSS buffers leave one segment each, in order and in place, as far
+ * as cwnd allows and no further; only the last segment carries PSH. */
+static void send_whole_buffers(void **s)
+{
+    (void)s;
+    th *t;
+    struct tern_conn *c = connected_conn(&t);
+    uint32_t mss = c->mss, una = c->snd_una;
+    static uint8_t d[5 * 1460 + 100];
+    size_t total = 5 * mss + 100;
+    for (size_t i = 0; i < total; i++)
+        d[i] = (uint8_t)(i * 13 + 5);
+    c->cwnd = 3 * mss + mss / 2;            /* room for 3 whole segments */
+    assert_int_equal(tern_tcp_send(t->st, c, d, total), total);
+    th_poll(t);
+    assert_int_equal(tp_count(t), 3);
+    for (unsigned i = 0; i < 3; i++) {
+        tpkt f;
+        assert_true(tp_get(t, (int)i, &f));
+        assert_true(f.csum_ok);
+        assert_int_equal(f.seq, una + i * mss);
+        assert_int_equal(f.len, mss);
+        assert_int_equal(f.flags, F_ACK);
+        assert_memory_equal(f.data, d + i * mss, mss);
+    }
+    assert_int_equal(c->snd_nxt, una + 3 * mss);
+    assert_int_equal(c->snd_max, una + 3 * mss);
+    assert_int_equal(bq_seq(c->sq_cur), una + 3 * mss);
+    assert_int_equal(c->bytes_sent, 3 * mss);
+    th_clear(t);
+    c->cwnd = 10 * mss;
+    tcp_output(t->st, c);
+    th_poll(t);
+    assert_int_equal(tp_count(t), 3);
+    for (unsigned i = 0; i < 3; i++) {
+        tpkt f;
+        assert_true(tp_get(t, (int)i, &f));
+        uint32_t len = i < 2 ? mss : 100;
+        assert_int_equal(f.seq, una + (3 + i) * mss);
+        assert_int_equal(f.len, len);
+        assert_int_equal(f.flags, i < 2 ? F_ACK : F_ACK | F_PSH);
+        assert_memory_equal(f.data, d + (3 + i) * mss, len);
+    }
+    assert_int_equal(c->snd_max, una + total);
+    assert_int_equal(t->st->ctr.tcp_data_segs_out, 6);
     tern_tcp_abort(t->st, c);
     assert_int_equal(th_free(t), 0);
 }
@@ -343,6 +402,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options_roundtrip),
+        cmocka_unit_test(send_whole_buffers),
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(wheel),
