@@ -583,18 +583,16 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
  * after the other. Per buffer this does exactly what the general loop would
  * (its window test passes whole, send_data goes in place, xmit the fast
  * way), with what cannot change between the segments decided once: the
- * windows' room, no SACK/recovery state, the template, no TSO (try_tso
- * would take each buffer first). Stops at the first
- * buffer that does not fit; the general loop takes it from there. Returns
- * the buffers sent.
+ * windows' room, no SACK/recovery state, the template and its header
+ * layout (xmit_layout inline, one copy per layout), no TSO (try_tso would
+ * take each buffer first). Stops at the first buffer that does not fit;
+ * the general loop takes it from there. Returns the buffers sent.
  */
-static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
-                         uint32_t seq)
+static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
+                                              struct tern_conn *c,
+                                              tern_buf *q, uint32_t seq,
+                                              bool ts)
 {
-    if (tso_usable(st, TL(st)) || c->nsb || (c->flags & TF_RECOVERY) ||
-        seq != bq_seq(q) ||
-        ((c->flags & TF_SACK) && c->ooo_head) || !tmpl_ready(st, c))
-        return 0;
     uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0;
     for (;;) {
         uint32_t len = bq_len(q);
@@ -604,8 +602,8 @@ static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
             break;
         q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
         q->frag = NULL;             /* stale link of a finished TSO frame */
-        xmit_fast(st, c, q, seq, len,
-                  flags_sum(TCP_ACK, in_place_sum(st, q, p, len)));
+        xmit_layout(st, c, q, seq, len,
+                    flags_sum(TCP_ACK, in_place_sum(st, q, p, len)), ts);
         note_sent(st, c, seq, len, false);
         seq += len;
         room -= len;
@@ -614,6 +612,18 @@ static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
         q = c->sq_cur = bq_next(q);
     }
     return n;
+}
+
+static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
+                         uint32_t seq)
+{
+    if (tso_usable(st, TL(st)) || c->nsb || (c->flags & TF_RECOVERY) ||
+        seq != bq_seq(q) ||
+        ((c->flags & TF_SACK) && c->ooo_head) || !tmpl_ready(st, c))
+        return 0;
+    if (c->flags & TF_TS)
+        return send_run_layout(st, c, q, seq, true);
+    return send_run_layout(st, c, q, seq, false);
 }
 
 /* The general loop, kept out of line so that output_one's case pays no
