@@ -185,14 +185,14 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
  * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
  * the flags have ACK and not SYN (xmit sends anything else the slow way).
  */
-static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
-                                      tern_buf *b, uint32_t seq, uint32_t len,
-                                      uint32_t fs, bool ts)
+static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
+                                          struct tern_conn *c, tern_buf *b,
+                                          uint32_t seq, uint32_t len,
+                                          uint32_t fs, bool ts, uint32_t wnd)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
-    uint32_t wnd = ack_fields_est(TL(st), c);
     uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
     uint16_t id = st->ip_id++;
@@ -240,6 +240,14 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     CTR(st, ip_out);
     CTR(st, eth_out);
     stack_tx(st, b);
+}
+
+/* xmit_layout_wnd with the window field (and ack_sent) of this moment. */
+static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
+                                      tern_buf *b, uint32_t seq, uint32_t len,
+                                      uint32_t fs, bool ts)
+{
+    xmit_layout_wnd(st, c, b, seq, len, fs, ts, ack_fields_est(TL(st), c));
 }
 
 static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
@@ -584,8 +592,11 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
  * (its window test passes whole, send_data goes in place, xmit the fast
  * way), with what cannot change between the segments decided once: the
  * windows' room, no SACK/recovery state, the template and its header
- * layout (xmit_layout inline, one copy per layout), no TSO (try_tso would
- * take each buffer first). Stops at the first buffer that does not fit;
+ * layout (xmit_layout inline, one copy per layout), the window field
+ * (nothing we receive moves rcv_nxt or rcv_unread meanwhile, and once
+ * ack_sent has taken the first segment's edge, ack_fields_est returns the
+ * same field again and ack_sent changes nothing: test_tcp_units
+ * ack_fields_repeat), no TSO (try_tso would take each buffer first). Stops at the first buffer that does not fit;
  * the general loop takes it from there. Returns the buffers sent.
  */
 static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
@@ -593,7 +604,7 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
                                               tern_buf *q, uint32_t seq,
                                               bool ts)
 {
-    uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0;
+    uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0, wnd = 0;
     for (;;) {
         uint32_t len = bq_len(q);
         uint8_t *p = bq_data(q);
@@ -602,8 +613,11 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
             break;
         q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
         q->frag = NULL;             /* stale link of a finished TSO frame */
-        xmit_layout(st, c, q, seq, len,
-                    flags_sum(TCP_ACK, in_place_sum(st, q, p, len)), ts);
+        if (!n)
+            wnd = ack_fields_est(TL(st), c);
+        xmit_layout_wnd(st, c, q, seq, len,
+                        flags_sum(TCP_ACK, in_place_sum(st, q, p, len)), ts,
+                        wnd);
         note_sent(st, c, seq, len, false);
         seq += len;
         room -= len;
