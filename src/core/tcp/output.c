@@ -185,14 +185,14 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
  * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
  * the flags have ACK and not SYN (xmit sends anything else the slow way).
  */
-static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
-                                      tern_buf *b, uint32_t seq, uint32_t len,
-                                      uint32_t fs, bool ts)
+static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
+                                          struct tern_conn *c, tern_buf *b,
+                                          uint32_t seq, uint32_t len,
+                                          uint32_t fs, bool ts, uint32_t wnd)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
-    uint32_t wnd = ack_fields_est(TL(st), c);
     uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
     uint16_t id = st->ip_id++;
@@ -242,6 +242,14 @@ static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
     stack_tx(st, b);
 }
 
+/* xmit_layout_wnd with the window field (and ack_sent) of this moment. */
+static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
+                                      tern_buf *b, uint32_t seq, uint32_t len,
+                                      uint32_t fs, bool ts)
+{
+    xmit_layout_wnd(st, c, b, seq, len, fs, ts, ack_fields_est(TL(st), c));
+}
+
 static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       uint32_t seq, uint32_t len, uint32_t fs)
 {
@@ -283,6 +291,23 @@ static tern_buf *hdr_buf(tern_stack *st)
     return b;
 }
 
+/* Make whole queue buffer q (payload p, len bytes) its own frame: an
+ * extra reference for the driver, data at the payload. Returns the
+ * payload's partial sum, computed once and cached in cb[1] (0 when the
+ * NIC sums). */
+static inline uint32_t in_place_sum(tern_stack *st, tern_buf *q, uint8_t *p,
+                                    uint32_t len)
+{
+    if (!(st->cfg.caps & TERN_CAP_TX_L4_CSUM) && !(q->cb[1] & BQ_CSUM_OK)) {
+        uint32_t s = tern_csum_partial(p, len, 0);
+        q->cb[1] = (q->cb[1] & 0xffffffffu) | BQ_CSUM_OK | (uint64_t)s << 32;
+    }
+    tern_buf_ref(q);
+    q->data = p;
+    q->tso_mss = 0;
+    return (uint32_t)(q->cb[1] >> 32) & 0xffff;
+}
+
 /* Send [seq, seq + len) from queue buffer q (which holds seq). */
 static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
                       uint32_t seq, uint32_t len, uint8_t flags)
@@ -295,15 +320,7 @@ static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
         q->frag = NULL;             /* stale link of a finished TSO frame */
     if (off == 0 && len == bq_len(q) && q->refs == 1 && !q->frag &&
         p - q->head >= MAX_HDRS) {
-        if (!hw_csum && !(q->cb[1] & BQ_CSUM_OK)) {
-            uint32_t s = tern_csum_partial(p, len, 0);
-            q->cb[1] = (q->cb[1] & 0xffffffffu) | BQ_CSUM_OK |
-                       (uint64_t)s << 32;
-        }
-        tern_buf_ref(q);
-        q->data = p;
-        q->tso_mss = 0;
-        xmit(st, c, q, seq, flags, len, (uint32_t)(q->cb[1] >> 32) & 0xffff);
+        xmit(st, c, q, seq, flags, len, in_place_sum(st, q, p, len));
         return true;
     }
     tern_buf *b = hdr_buf(st);
@@ -568,6 +585,61 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
     return true;
 }
 
+/*
+ * Bulk data: whole queue buffers of at most one segment each, none of them
+ * the last (which may need PSH, a FIN or Nagle's wait), sent in place one
+ * after the other. Per buffer this does exactly what the general loop would
+ * (its window test passes whole, send_data goes in place, xmit the fast
+ * way), with what cannot change between the segments decided once: the
+ * windows' room, no SACK/recovery state, the template and its header
+ * layout (xmit_layout inline, one copy per layout), the window field
+ * (nothing we receive moves rcv_nxt or rcv_unread meanwhile, and once
+ * ack_sent has taken the first segment's edge, ack_fields_est returns the
+ * same field again and ack_sent changes nothing: test_tcp_units
+ * ack_fields_repeat), no TSO (try_tso would take each buffer first). Stops at the first buffer that does not fit;
+ * the general loop takes it from there. Returns the buffers sent.
+ */
+static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
+                                              struct tern_conn *c,
+                                              tern_buf *q, uint32_t seq,
+                                              bool ts)
+{
+    uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0, wnd = 0;
+    for (;;) {
+        uint32_t len = bq_len(q);
+        uint8_t *p = bq_data(q);
+        if (len > c->mss || len > room || bq_end(q) == c->sq_end ||
+            q->refs != 1 || p - q->head < MAX_HDRS)
+            break;
+        q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
+        q->frag = NULL;             /* stale link of a finished TSO frame */
+        if (!n)
+            wnd = ack_fields_est(TL(st), c);
+        xmit_layout_wnd(st, c, q, seq, len,
+                        flags_sum(TCP_ACK, in_place_sum(st, q, p, len)), ts,
+                        wnd);
+        note_sent(st, c, seq, len, false);
+        seq += len;
+        room -= len;
+        n++;
+        c->snd_nxt = seq;
+        q = c->sq_cur = bq_next(q);
+    }
+    return n;
+}
+
+static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
+                         uint32_t seq)
+{
+    if (tso_usable(st, TL(st)) || c->nsb || (c->flags & TF_RECOVERY) ||
+        seq != bq_seq(q) ||
+        ((c->flags & TF_SACK) && c->ooo_head) || !tmpl_ready(st, c))
+        return 0;
+    if (c->flags & TF_TS)
+        return send_run_layout(st, c, q, seq, true);
+    return send_run_layout(st, c, q, seq, false);
+}
+
 /* The general loop, kept out of line so that output_one's case pays no
  * register saves for it. */
 #if defined(__GNUC__)
@@ -617,6 +689,8 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
             q = c->sq_cur = sq_find(c, seq);
         if (!q)
             break;
+        if (!sack_rec && send_run(st, c, q, seq))
+            continue;
         tern_buf *after;
         if (try_tso(st, c, q, seq, inflight, &after)) {
             c->sq_cur = after;
