@@ -428,6 +428,7 @@ static int make_pools(dpdk_dev *d, dq *q, unsigned n, int socket, char *err,
     q->tp.count = n;
     q->tp.buf_size = DPDK_DATA_ROOM;
     q->tp.slot_size = (unsigned)stride;
+    q->tp.span = (size_t)n * stride;
     q->tp.slots = lc.first;
     q->tp.map_len = 0;
     q->stock_target = n / 8 < 32 ? 32 : n / 8 > 1024 ? 1024 : n / 8;
