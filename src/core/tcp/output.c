@@ -331,8 +331,10 @@ tern_buf *sq_find(struct tern_conn *c, uint32_t seq)
     return q;
 }
 
-static inline void note_sent(tern_stack *st, struct tern_conn *c,
-                             uint32_t seq, uint32_t len, bool fin)
+/* The bookkeeping of a segment that left: retransmission count and Karn,
+ * the RTT timing, snd_max, the counters. */
+static inline void note_sent_only(tern_stack *st, struct tern_conn *c,
+                                  uint32_t seq, uint32_t len, bool fin)
 {
     uint32_t end = seq + len + (fin ? 1 : 0);
     if (seq_lt(seq, c->snd_max)) {
@@ -356,7 +358,22 @@ static inline void note_sent(tern_stack *st, struct tern_conn *c,
     }
     if (fin)
         c->flags |= TF_FIN_SENT;
-    if (c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST))
+}
+
+/* RFC 6298 5.1: a send starts the retransmission timer unless it runs.
+ * With nothing in flight before the send, t_rtx is not an RTO even when
+ * set: it is the persist, keep-alive or FIN_WAIT_2 timer. */
+static inline bool rto_off(const struct tern_conn *c, bool was_idle)
+{
+    return was_idle || c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST);
+}
+
+static inline void note_sent(tern_stack *st, struct tern_conn *c,
+                             uint32_t seq, uint32_t len, bool fin)
+{
+    bool was_idle = c->snd_una == c->snd_max;
+    note_sent_only(st, c, seq, len, fin);
+    if (rto_off(c, was_idle))
         tcp_arm_rto(st, c);
 }
 
@@ -529,7 +546,7 @@ static bool can_send_data(uint8_t state)
  * whole, so the loop would send exactly this one segment. It leaves in
  * place when no earlier frame still holds the buffer. The loop's closing
  * tcp_rearm is not needed: with data in flight in ESTABLISHED it only arms
- * a timer that is off (or persisting), which note_sent has just done.
+ * a timer that is off (or persisting), which has just been done.
  * false: not this case, nothing done.
  */
 static bool output_one(tern_stack *st, const struct tcp_layer *tl,
@@ -562,7 +579,13 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
     } else if (!send_data(st, c, q, seq, len, TCP_ACK | TCP_PSH)) {
         return false;
     }
-    note_sent(st, c, seq, len, false);
+    /* a request or response leaving alone: its timer, cheaply */
+    bool lone = !inflight && seq == c->snd_max;
+    note_sent_only(st, c, seq, len, false);
+    if (lone)
+        tcp_arm_rto_lone(st, c);
+    else if (rto_off(c, false))
+        tcp_arm_rto(st, c);
     c->snd_nxt = seq + len;
     c->sq_cur = NULL;
     return true;

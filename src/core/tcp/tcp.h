@@ -401,7 +401,39 @@ void conn_timer_update(tern_stack *st, struct tern_conn *c);
 
 /* ---- timers.c ---- */
 void tcp_timer_fire(tern_stack *st, struct tern_conn *c, uint64_t now);
+/* (Re)start the retransmission timer: the RTO, or a tail loss probe
+ * (RFC 8985 7.2) when that comes first. */
 void tcp_arm_rto(tern_stack *st, struct tern_conn *c);
+/* What a tail loss probe for a lone segment adds for the peer's delayed
+ * ACK (timers.c). */
+#define TCP_TLP_DELACK_US 200000u
+/* Set t_rtx to `at` and file the conn earlier if it now comes before its
+ * filing; a filing that is earlier already stays (it fires, finds nothing
+ * due and is re-filed). */
+static inline void tcp_set_rtx(tern_stack *st, struct tern_conn *c,
+                               uint64_t at)
+{
+    c->t_rtx = at;
+    if (c->t_ack < at)
+        at = c->t_ack;
+    if (!(c->flags & TF_IN_WHEEL) || at < c->t_wheel)
+        tw_schedule(TL(st), c, at);
+}
+/* tcp_arm_rto for a flight that is one segment of at most an MSS with
+ * nothing queued behind it (a request or a response). Its probe would wait
+ * 2 SRTT + 200 ms, so with an RTO of at most 200 ms and no backoff the RTO
+ * comes first and tcp_arm_rto arms no probe: the same result without the
+ * probe arithmetic and the call. */
+static inline void tcp_arm_rto_lone(tern_stack *st, struct tern_conn *c)
+{
+    uint32_t ms = c->rto_ms, max = TL(st)->rto_max_ms;
+    if (ms > TCP_TLP_DELACK_US / 1000 || c->backoff) {
+        tcp_arm_rto(st, c);
+        return;
+    }
+    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
+    tcp_set_rtx(st, c, st->now + ms_ns(ms < max ? ms : max));
+}
 /* Arm or disarm t_rtx to fit the state (RTO, persist, keepalive). */
 void tcp_rearm(tern_stack *st, struct tern_conn *c);
 void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c);
