@@ -331,6 +331,27 @@ tern_buf *sq_find(struct tern_conn *c, uint32_t seq)
     return q;
 }
 
+/* A segment reaching past snd_max, to `end`: time it when timestamps do
+ * not. */
+static inline void note_new_end(tern_stack *st, struct tern_conn *c,
+                                uint32_t end)
+{
+    if (!(c->flags & (TF_RTT_TIMING | TF_TS))) {
+        c->flags |= TF_RTT_TIMING;
+        c->rtt_seq = end;
+        c->rtt_at = st->now;
+    }
+    c->snd_max = end;
+}
+
+static inline void count_data_out(tern_stack *st, struct tern_conn *c,
+                                  uint32_t len)
+{
+    CTR(st, tcp_data_segs_out);
+    st->ctr.tcp_bytes_out += len;
+    c->bytes_sent += len;
+}
+
 /* The bookkeeping of a segment that left: retransmission count and Karn,
  * the RTT timing, snd_max, the counters. */
 static inline void note_sent_only(tern_stack *st, struct tern_conn *c,
@@ -343,19 +364,10 @@ static inline void note_sent_only(tern_stack *st, struct tern_conn *c,
         if ((c->flags & TF_RTT_TIMING) && seq_lt(seq, c->rtt_seq))
             c->flags &= ~(uint32_t)TF_RTT_TIMING;    /* Karn */
     }
-    if (seq_gt(end, c->snd_max)) {
-        if (!(c->flags & (TF_RTT_TIMING | TF_TS))) {
-            c->flags |= TF_RTT_TIMING;
-            c->rtt_seq = end;
-            c->rtt_at = st->now;
-        }
-        c->snd_max = end;
-    }
-    if (len) {
-        CTR(st, tcp_data_segs_out);
-        st->ctr.tcp_bytes_out += len;
-        c->bytes_sent += len;
-    }
+    if (seq_gt(end, c->snd_max))
+        note_new_end(st, c, end);
+    if (len)
+        count_data_out(st, c, len);
     if (fin)
         c->flags |= TF_FIN_SENT;
 }
@@ -580,12 +592,15 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
         return false;
     }
     /* a request or response leaving alone: its timer, cheaply */
-    bool lone = !inflight && seq == c->snd_max;
-    note_sent_only(st, c, seq, len, false);
-    if (lone)
+    if (!inflight && seq == c->snd_max && len) {
+        note_new_end(st, c, seq + len);     /* all new data */
+        count_data_out(st, c, len);
         tcp_arm_rto_lone(st, c);
-    else if (rto_off(c, false))
-        tcp_arm_rto(st, c);
+    } else {
+        note_sent_only(st, c, seq, len, false);
+        if (rto_off(c, false))
+            tcp_arm_rto(st, c);
+    }
     c->snd_nxt = seq + len;
     c->sq_cur = NULL;
     return true;

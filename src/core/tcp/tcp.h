@@ -409,13 +409,12 @@ void tcp_arm_rto(tern_stack *st, struct tern_conn *c);
 #define TCP_TLP_DELACK_US 200000u
 /* Set t_rtx to `at` and file the conn earlier if it now comes before its
  * filing; a filing that is earlier already stays (it fires, finds nothing
- * due and is re-filed). */
+ * due and is re-filed). A pending delayed ACK is filed already (at t_ack
+ * or before), so a later `at` never needs the wheel. */
 static inline void tcp_set_rtx(tern_stack *st, struct tern_conn *c,
                                uint64_t at)
 {
     c->t_rtx = at;
-    if (c->t_ack < at)
-        at = c->t_ack;
     if (!(c->flags & TF_IN_WHEEL) || at < c->t_wheel)
         tw_schedule(TL(st), c, at);
 }
