@@ -199,6 +199,70 @@ static void wheel(void **s)
     th_free(t);
 }
 
+/* tcp_arm_rto_lone sets what tcp_arm_rto sets (deadline, probe/persist/
+ * RACK marks, wheel filing) for a one-segment flight, across the RTOs,
+ * backoffs, RTT estimates and stale marks it may meet, including those it
+ * hands to tcp_arm_rto. */
+static void lone_conn(struct tern_conn *c, uint32_t rto, uint8_t backoff,
+                      uint32_t srtt, uint32_t flags)
+{
+    c->state = TERN_TCP_ESTABLISHED;
+    c->mss = 1448;
+    c->snd_una = 1000;
+    c->snd_nxt = c->snd_max = c->sq_end = 1064;
+    c->rto_ms = rto;
+    c->backoff = backoff;
+    c->srtt_us = srtt;
+    c->flags = flags;
+    c->t_rtx = c->t_ack = c->t_wheel = TERN_NEVER;
+}
+static void arm_rto_lone(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    tern_poll(t->st, t->now);
+    struct tern_conn *a = &tl->conns[0], *b = &tl->conns[1];
+    static const uint32_t rtos[] = {150, 200, 201, 1000};
+    static const uint32_t srtts[] = {0, 1000, 60000};
+    static const uint32_t marks[] = {0, TF_TLP | TF_RACK | TF_PERSIST,
+                                     TF_TLP_SENT, TF_TLP_SENT | TF_TLP};
+    static const uint32_t maxes[] = {60000, 120};
+    unsigned probes = 0, fast = 0;
+    for (unsigned m = 0; m < 2; m++)
+        for (unsigned r = 0; r < 4; r++)
+            for (uint8_t bo = 0; bo < 2; bo++)
+                for (unsigned v = 0; v < 3; v++)
+                    for (unsigned k = 0; k < 4; k++) {
+                        tl->rto_max_ms = maxes[m];
+                        lone_conn(a, rtos[r], bo, srtts[v], marks[k]);
+                        lone_conn(b, rtos[r], bo, srtts[v], marks[k]);
+                        tcp_arm_rto(t->st, a);
+                        tcp_arm_rto_lone(t->st, b);
+                        assert_true(a->t_rtx == b->t_rtx);
+                        assert_int_equal(a->flags, b->flags);
+                        assert_true(a->t_wheel == b->t_wheel);
+                        assert_true(b->flags & TF_IN_WHEEL);
+                        probes += !!(a->flags & TF_TLP);
+                        fast += rtos[r] <= 200 && !bo;
+                        tw_cancel(tl, a);
+                        tw_cancel(tl, b);
+                    }
+    assert_true(probes > 0);        /* the slow path's probe case is met */
+    assert_true(fast > 0);
+    /* a later deadline leaves an earlier filing; an earlier one moves it */
+    lone_conn(b, 200, 0, 1000, 0);
+    tl->rto_max_ms = 60000;
+    tcp_set_rtx(t->st, b, t->now + 50 * TERN_NS_PER_MS);
+    tcp_set_rtx(t->st, b, t->now + 80 * TERN_NS_PER_MS);
+    assert_true(b->t_wheel == t->now + 50 * TERN_NS_PER_MS);
+    assert_true(b->t_rtx == t->now + 80 * TERN_NS_PER_MS);
+    tcp_set_rtx(t->st, b, t->now + 20 * TERN_NS_PER_MS);
+    assert_true(b->t_wheel == t->now + 20 * TERN_NS_PER_MS);
+    tw_cancel(tl, b);
+    th_free(t);
+}
+
 /* The transmit folds agree with csum_fold64 on the values their callers
  * can pass (any 32-bit sum; a 64-bit sum of 32-bit words), edges first. */
 static void tx_folds(void **s)
@@ -346,6 +410,7 @@ int main(void)
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(wheel),
+        cmocka_unit_test(arm_rto_lone),
         cmocka_unit_test(tx_folds),
         cmocka_unit_test(send_small_buffers),
         cmocka_unit_test(rcv_window),
