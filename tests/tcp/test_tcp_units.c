@@ -199,6 +199,61 @@ static void wheel(void **s)
     th_free(t);
 }
 
+/* tw_next's kept answer equals a fresh scan of the bitmap after every
+ * filing, cancel and run, in a pseudo-random mix over eight conns. */
+static void refire(tern_stack *st, struct tern_conn *c, uint64_t now)
+{
+    (void)now;
+    c->t_rtx = TERN_NEVER;
+    if (c->idx & 1)                 /* half of them re-arm from the handler */
+        c->t_rtx = st->now + (c->idx + 1) * 3 * TERN_NS_PER_MS;
+    conn_timer_update(st, c);
+}
+static void wheel_next_kept(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    tern_poll(t->st, t->now);
+    struct tern_conn *c = tl->conns;
+    for (int i = 0; i < 8; i++) {
+        c[i].t_rtx = c[i].t_ack = c[i].t_wheel = TERN_NEVER;
+        c[i].flags = 0;
+    }
+    uint64_t now = t->now;
+    uint32_t x = 12345;
+    unsigned rescans = 0;
+    for (int step = 0; step < 4000; step++) {
+        x = x * 1103515245u + 12345u;
+        struct tern_conn *k = &c[(x >> 8) % 8];
+        switch ((x >> 16) % 4) {
+        case 0:
+        case 1:
+            k->t_rtx = now + (uint64_t)((x >> 4) % 3000) * TERN_NS_PER_MS;
+            conn_timer_update(t->st, k);
+            break;
+        case 2:
+            tw_cancel(tl, k);
+            k->t_rtx = TERN_NEVER;
+            break;
+        default:
+            now += (uint64_t)((x >> 3) % 40) * TERN_NS_PER_MS;
+            t->st->now = now;
+            tw_run(t->st, now, refire);
+            break;
+        }
+        rescans += tl->wheel.first == 0;
+        uint64_t kept = tw_next(tl, now);
+        tl->wheel.first = 0;
+        assert_true(tw_next(tl, now) == kept);
+    }
+    assert_true(rescans > 0);       /* cancels of the earliest were met */
+    for (int i = 0; i < 8; i++)
+        tw_cancel(tl, &c[i]);
+    assert_true(tw_next(tl, now) == TERN_NEVER);
+    th_free(t);
+}
+
 /* tcp_arm_rto_lone sets what tcp_arm_rto sets (deadline, probe/persist/
  * RACK marks, wheel filing) for a one-segment flight, across the RTOs,
  * backoffs, RTT estimates and stale marks it may meet, including those it
@@ -410,6 +465,7 @@ int main(void)
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(wheel),
+        cmocka_unit_test(wheel_next_kept),
         cmocka_unit_test(arm_rto_lone),
         cmocka_unit_test(tx_folds),
         cmocka_unit_test(send_small_buffers),

@@ -288,6 +288,8 @@ static inline void sq_put(tern_stack *st, tern_buf *q)
 #define TW_SHIFT 20           /* ~1.05 ms per tick */
 typedef struct tcp_wheel {
     uint64_t cur;             /* tick processed last */
+    uint64_t first;           /* earliest filed tick; 0: unknown (scan),
+                                 UINT64_MAX: none filed */
     uint32_t slot[TW_SLOTS];  /* head conn index per slot */
     uint64_t bits[TW_SLOTS / 64];
 } tcp_wheel;
@@ -395,7 +397,7 @@ void tw_cancel(struct tcp_layer *tl, struct tern_conn *c);
 /* Fire due conns through fn; returns the next deadline or TERN_NEVER. */
 uint64_t tw_run(tern_stack *st, uint64_t now,
                 void (*fn)(tern_stack *, struct tern_conn *, uint64_t));
-uint64_t tw_next(const struct tcp_layer *tl, uint64_t now);
+uint64_t tw_next(struct tcp_layer *tl, uint64_t now);
 /* Re-file the conn at min(t_rtx, t_ack) if that is earlier than filed. */
 void conn_timer_update(tern_stack *st, struct tern_conn *c);
 
