@@ -243,6 +243,125 @@ static void wheel(void **s)
     th_free(t);
 }
 
+/* tw_next's kept answer equals a fresh scan of the bitmap after every
+ * filing, cancel and run, in a pseudo-random mix over eight conns. */
+static void refire(tern_stack *st, struct tern_conn *c, uint64_t now)
+{
+    (void)now;
+    c->t_rtx = TERN_NEVER;
+    if (c->idx & 1)                 /* half of them re-arm from the handler */
+        c->t_rtx = st->now + (c->idx + 1) * 3 * TERN_NS_PER_MS;
+    conn_timer_update(st, c);
+}
+static void wheel_next_kept(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    tern_poll(t->st, t->now);
+    struct tern_conn *c = tl->conns;
+    for (int i = 0; i < 8; i++) {
+        c[i].t_rtx = c[i].t_ack = c[i].t_wheel = TERN_NEVER;
+        c[i].flags = 0;
+    }
+    uint64_t now = t->now;
+    uint32_t x = 12345;
+    unsigned rescans = 0;
+    for (int step = 0; step < 4000; step++) {
+        x = x * 1103515245u + 12345u;
+        struct tern_conn *k = &c[(x >> 8) % 8];
+        switch ((x >> 16) % 4) {
+        case 0:
+        case 1:
+            k->t_rtx = now + (uint64_t)((x >> 4) % 3000) * TERN_NS_PER_MS;
+            conn_timer_update(t->st, k);
+            break;
+        case 2:
+            tw_cancel(tl, k);
+            k->t_rtx = TERN_NEVER;
+            break;
+        default:
+            now += (uint64_t)((x >> 3) % 40) * TERN_NS_PER_MS;
+            t->st->now = now;
+            tw_run(t->st, now, refire);
+            break;
+        }
+        rescans += tl->wheel.first == 0;
+        uint64_t kept = tw_next(tl, now);
+        tl->wheel.first = 0;
+        assert_true(tw_next(tl, now) == kept);
+    }
+    assert_true(rescans > 0);       /* cancels of the earliest were met */
+    for (int i = 0; i < 8; i++)
+        tw_cancel(tl, &c[i]);
+    assert_true(tw_next(tl, now) == TERN_NEVER);
+    th_free(t);
+}
+
+/* tcp_arm_rto_lone sets what tcp_arm_rto sets (deadline, probe/persist/
+ * RACK marks, wheel filing) for a one-segment flight, across the RTOs,
+ * backoffs, RTT estimates and stale marks it may meet, including those it
+ * hands to tcp_arm_rto. */
+static void lone_conn(struct tern_conn *c, uint32_t rto, uint8_t backoff,
+                      uint32_t srtt, uint32_t flags)
+{
+    c->state = TERN_TCP_ESTABLISHED;
+    c->mss = 1448;
+    c->snd_una = 1000;
+    c->snd_nxt = c->snd_max = c->sq_end = 1064;
+    c->rto_ms = rto;
+    c->backoff = backoff;
+    c->srtt_us = srtt;
+    c->flags = flags;
+    c->t_rtx = c->t_ack = c->t_wheel = TERN_NEVER;
+}
+static void arm_rto_lone(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    tern_poll(t->st, t->now);
+    struct tern_conn *a = &tl->conns[0], *b = &tl->conns[1];
+    static const uint32_t rtos[] = {150, 200, 201, 1000};
+    static const uint32_t srtts[] = {0, 1000, 60000};
+    static const uint32_t marks[] = {0, TF_TLP | TF_RACK | TF_PERSIST,
+                                     TF_TLP_SENT, TF_TLP_SENT | TF_TLP};
+    static const uint32_t maxes[] = {60000, 120};
+    unsigned probes = 0, fast = 0;
+    for (unsigned m = 0; m < 2; m++)
+        for (unsigned r = 0; r < 4; r++)
+            for (uint8_t bo = 0; bo < 2; bo++)
+                for (unsigned v = 0; v < 3; v++)
+                    for (unsigned k = 0; k < 4; k++) {
+                        tl->rto_max_ms = maxes[m];
+                        lone_conn(a, rtos[r], bo, srtts[v], marks[k]);
+                        lone_conn(b, rtos[r], bo, srtts[v], marks[k]);
+                        tcp_arm_rto(t->st, a);
+                        tcp_arm_rto_lone(t->st, b);
+                        assert_true(a->t_rtx == b->t_rtx);
+                        assert_int_equal(a->flags, b->flags);
+                        assert_true(a->t_wheel == b->t_wheel);
+                        assert_true(b->flags & TF_IN_WHEEL);
+                        probes += !!(a->flags & TF_TLP);
+                        fast += rtos[r] <= 200 && !bo;
+                        tw_cancel(tl, a);
+                        tw_cancel(tl, b);
+                    }
+    assert_true(probes > 0);        /* the slow path's probe case is met */
+    assert_true(fast > 0);
+    /* a later deadline leaves an earlier filing; an earlier one moves it */
+    lone_conn(b, 200, 0, 1000, 0);
+    tl->rto_max_ms = 60000;
+    tcp_set_rtx(t->st, b, t->now + 50 * TERN_NS_PER_MS);
+    tcp_set_rtx(t->st, b, t->now + 80 * TERN_NS_PER_MS);
+    assert_true(b->t_wheel == t->now + 50 * TERN_NS_PER_MS);
+    assert_true(b->t_rtx == t->now + 80 * TERN_NS_PER_MS);
+    tcp_set_rtx(t->st, b, t->now + 20 * TERN_NS_PER_MS);
+    assert_true(b->t_wheel == t->now + 20 * TERN_NS_PER_MS);
+    tw_cancel(tl, b);
+    th_free(t);
+}
+
 /* The transmit folds agree with csum_fold64 on the values their callers
  * can pass (any 32-bit sum; a 64-bit sum of 32-bit words), edges first. */
 static void tx_folds(void **s)
@@ -504,6 +623,8 @@ int main(void)
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(rto_rounding),
         cmocka_unit_test(wheel),
+        cmocka_unit_test(wheel_next_kept),
+        cmocka_unit_test(arm_rto_lone),
         cmocka_unit_test(tx_folds),
         cmocka_unit_test(send_small_buffers),
         cmocka_unit_test(rcv_window),

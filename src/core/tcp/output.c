@@ -348,8 +348,31 @@ tern_buf *sq_find(struct tern_conn *c, uint32_t seq)
     return q;
 }
 
-static inline void note_sent(tern_stack *st, struct tern_conn *c,
-                             uint32_t seq, uint32_t len, bool fin)
+/* A segment reaching past snd_max, to `end`: time it when timestamps do
+ * not. */
+static inline void note_new_end(tern_stack *st, struct tern_conn *c,
+                                uint32_t end)
+{
+    if (!(c->flags & (TF_RTT_TIMING | TF_TS))) {
+        c->flags |= TF_RTT_TIMING;
+        c->rtt_seq = end;
+        c->rtt_at = st->now;
+    }
+    c->snd_max = end;
+}
+
+static inline void count_data_out(tern_stack *st, struct tern_conn *c,
+                                  uint32_t len)
+{
+    CTR(st, tcp_data_segs_out);
+    st->ctr.tcp_bytes_out += len;
+    c->bytes_sent += len;
+}
+
+/* The bookkeeping of a segment that left: retransmission count and Karn,
+ * the RTT timing, snd_max, the counters. */
+static inline void note_sent_only(tern_stack *st, struct tern_conn *c,
+                                  uint32_t seq, uint32_t len, bool fin)
 {
     uint32_t end = seq + len + (fin ? 1 : 0);
     if (seq_lt(seq, c->snd_max)) {
@@ -358,22 +381,28 @@ static inline void note_sent(tern_stack *st, struct tern_conn *c,
         if ((c->flags & TF_RTT_TIMING) && seq_lt(seq, c->rtt_seq))
             c->flags &= ~(uint32_t)TF_RTT_TIMING;    /* Karn */
     }
-    if (seq_gt(end, c->snd_max)) {
-        if (!(c->flags & (TF_RTT_TIMING | TF_TS))) {
-            c->flags |= TF_RTT_TIMING;
-            c->rtt_seq = end;
-            c->rtt_at = st->now;
-        }
-        c->snd_max = end;
-    }
-    if (len) {
-        CTR(st, tcp_data_segs_out);
-        st->ctr.tcp_bytes_out += len;
-        c->bytes_sent += len;
-    }
+    if (seq_gt(end, c->snd_max))
+        note_new_end(st, c, end);
+    if (len)
+        count_data_out(st, c, len);
     if (fin)
         c->flags |= TF_FIN_SENT;
-    if (c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST))
+}
+
+/* RFC 6298 5.1: a send starts the retransmission timer unless it runs.
+ * With nothing in flight before the send, t_rtx is not an RTO even when
+ * set: it is the persist, keep-alive or FIN_WAIT_2 timer. */
+static inline bool rto_off(const struct tern_conn *c, bool was_idle)
+{
+    return was_idle || c->t_rtx == TERN_NEVER || (c->flags & TF_PERSIST);
+}
+
+static inline void note_sent(tern_stack *st, struct tern_conn *c,
+                             uint32_t seq, uint32_t len, bool fin)
+{
+    bool was_idle = c->snd_una == c->snd_max;
+    note_sent_only(st, c, seq, len, fin);
+    if (rto_off(c, was_idle))
         tcp_arm_rto(st, c);
 }
 
@@ -546,7 +575,7 @@ static bool can_send_data(uint8_t state)
  * whole, so the loop would send exactly this one segment. It leaves in
  * place when no earlier frame still holds the buffer. The loop's closing
  * tcp_rearm is not needed: with data in flight in ESTABLISHED it only arms
- * a timer that is off (or persisting), which note_sent has just done.
+ * a timer that is off (or persisting), which has just been done.
  * false: not this case, nothing done.
  */
 static bool output_one(tern_stack *st, const struct tcp_layer *tl,
@@ -579,7 +608,16 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
     } else if (!send_data(st, c, q, seq, len, TCP_ACK | TCP_PSH)) {
         return false;
     }
-    note_sent(st, c, seq, len, false);
+    /* a request or response leaving alone: its timer, cheaply */
+    if (!inflight && seq == c->snd_max && len) {
+        note_new_end(st, c, seq + len);     /* all new data */
+        count_data_out(st, c, len);
+        tcp_arm_rto_lone(st, c);
+    } else {
+        note_sent_only(st, c, seq, len, false);
+        if (rto_off(c, false))
+            tcp_arm_rto(st, c);
+    }
     c->snd_nxt = seq + len;
     c->sq_cur = NULL;
     return true;

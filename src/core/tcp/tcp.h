@@ -288,6 +288,8 @@ static inline void sq_put(tern_stack *st, tern_buf *q)
 #define TW_SHIFT 20           /* ~1.05 ms per tick */
 typedef struct tcp_wheel {
     uint64_t cur;             /* tick processed last */
+    uint64_t first;           /* earliest filed tick; 0: unknown (scan),
+                                 UINT64_MAX: none filed */
     uint32_t slot[TW_SLOTS];  /* head conn index per slot */
     uint64_t bits[TW_SLOTS / 64];
 } tcp_wheel;
@@ -395,13 +397,44 @@ void tw_cancel(struct tcp_layer *tl, struct tern_conn *c);
 /* Fire due conns through fn; returns the next deadline or TERN_NEVER. */
 uint64_t tw_run(tern_stack *st, uint64_t now,
                 void (*fn)(tern_stack *, struct tern_conn *, uint64_t));
-uint64_t tw_next(const struct tcp_layer *tl, uint64_t now);
+uint64_t tw_next(struct tcp_layer *tl, uint64_t now);
 /* Re-file the conn at min(t_rtx, t_ack) if that is earlier than filed. */
 void conn_timer_update(tern_stack *st, struct tern_conn *c);
 
 /* ---- timers.c ---- */
 void tcp_timer_fire(tern_stack *st, struct tern_conn *c, uint64_t now);
+/* (Re)start the retransmission timer: the RTO, or a tail loss probe
+ * (RFC 8985 7.2) when that comes first. */
 void tcp_arm_rto(tern_stack *st, struct tern_conn *c);
+/* What a tail loss probe for a lone segment adds for the peer's delayed
+ * ACK (timers.c). */
+#define TCP_TLP_DELACK_US 200000u
+/* Set t_rtx to `at` and file the conn earlier if it now comes before its
+ * filing; a filing that is earlier already stays (it fires, finds nothing
+ * due and is re-filed). A pending delayed ACK is filed already (at t_ack
+ * or before), so a later `at` never needs the wheel. */
+static inline void tcp_set_rtx(tern_stack *st, struct tern_conn *c,
+                               uint64_t at)
+{
+    c->t_rtx = at;
+    if (!(c->flags & TF_IN_WHEEL) || at < c->t_wheel)
+        tw_schedule(TL(st), c, at);
+}
+/* tcp_arm_rto for a flight that is one segment of at most an MSS with
+ * nothing queued behind it (a request or a response). Its probe would wait
+ * 2 SRTT + 200 ms, so with an RTO of at most 200 ms and no backoff the RTO
+ * comes first and tcp_arm_rto arms no probe: the same result without the
+ * probe arithmetic and the call. */
+static inline void tcp_arm_rto_lone(tern_stack *st, struct tern_conn *c)
+{
+    uint32_t ms = c->rto_ms, max = TL(st)->rto_max_ms;
+    if (ms > TCP_TLP_DELACK_US / 1000 || c->backoff) {
+        tcp_arm_rto(st, c);
+        return;
+    }
+    c->flags &= ~(uint32_t)(TF_PERSIST | TF_TLP | TF_RACK);
+    tcp_set_rtx(st, c, st->now + ms_ns(ms < max ? ms : max));
+}
 /* Arm or disarm t_rtx to fit the state (RTO, persist, keepalive). */
 void tcp_rearm(tern_stack *st, struct tern_conn *c);
 void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c);

@@ -16,6 +16,7 @@
 void tw_init(struct tcp_layer *tl, uint64_t now)
 {
     tl->wheel.cur = now >> TW_SHIFT;
+    tl->wheel.first = UINT64_MAX;
     for (uint32_t i = 0; i < TW_SLOTS; i++)
         tl->wheel.slot[i] = TCP_NIL;
     for (uint32_t i = 0; i < TW_SLOTS / 64; i++)
@@ -36,6 +37,8 @@ void tw_cancel(struct tcp_layer *tl, struct tern_conn *c)
     }
     if (c->w_next != TCP_NIL)
         tl->conns[c->w_next].w_prev = c->w_prev;
+    if ((uint32_t)w->first % TW_SLOTS == c->w_slot)
+        w->first = 0;           /* maybe the earliest left: scan again */
     c->flags &= ~(uint32_t)TF_IN_WHEEL;
 }
 
@@ -56,14 +59,15 @@ void tw_schedule(struct tcp_layer *tl, struct tern_conn *c, uint64_t at)
         tl->conns[c->w_next].w_prev = c->idx;
     w->slot[s] = c->idx;
     w->bits[s >> 6] |= 1ull << (s & 63);
+    if (w->first && tick < w->first)
+        w->first = tick;
     c->t_wheel = at;
     c->flags |= TF_IN_WHEEL;
 }
 
-uint64_t tw_next(const struct tcp_layer *tl, uint64_t now)
+/* The earliest filed tick, by a scan of the bitmap. */
+static uint64_t tw_scan(const tcp_wheel *w)
 {
-    const tcp_wheel *w = &tl->wheel;
-    (void)now;
     uint32_t from = (uint32_t)(w->cur + 1) & TW_MASK;
     /* scan the bitmap from `from`, wrapping once */
     for (uint32_t k = 0; k <= TW_SLOTS / 64; k++) {
@@ -76,10 +80,21 @@ uint64_t tw_next(const struct tcp_layer *tl, uint64_t now)
         if (bits) {
             uint32_t s = word * 64 + (uint32_t)__builtin_ctzll(bits);
             uint64_t dist = (s - from) & TW_MASK;
-            return (w->cur + 1 + dist) << TW_SHIFT;
+            return w->cur + 1 + dist;
         }
     }
-    return TERN_NEVER;
+    return UINT64_MAX;
+}
+
+/* Kept in w->first between changes: most polls find the wheel as the last
+ * one left it. */
+uint64_t tw_next(struct tcp_layer *tl, uint64_t now)
+{
+    tcp_wheel *w = &tl->wheel;
+    (void)now;
+    if (!w->first)
+        w->first = tw_scan(w);
+    return w->first == UINT64_MAX ? TERN_NEVER : w->first << TW_SHIFT;
 }
 
 /* The first tick in [p, last] whose slot holds a conn, or last + 1. A word

@@ -20,12 +20,11 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
  * segment PTO would come after the RTO and rule the probe out for the
  * whole flight. */
 #define TLP_MIN_US 2000u
-#define TLP_DELACK_US 200000u
 static uint64_t tlp_timeout_ns(const struct tern_conn *c)
 {
     uint64_t pto = 2ull * c->srtt_us;
     if (c->snd_max - c->snd_una <= c->mss && !seq_gt(c->sq_end, c->snd_max))
-        pto += TLP_DELACK_US;
+        pto += TCP_TLP_DELACK_US;
     if (pto < TLP_MIN_US)
         pto = TLP_MIN_US;
     return pto * 1000;
@@ -53,14 +52,7 @@ void tcp_arm_rto(tern_stack *st, struct tern_conn *c)
         }
     }
     c->flags = f;
-    uint64_t at = st->now + rto;
-    c->t_rtx = at;
-    /* conn_timer_update's test, inline: the usual stale filing from the
-     * previous flight is earlier and stays */
-    if (c->t_ack < at)
-        at = c->t_ack;
-    if (!(f & TF_IN_WHEEL) || at < c->t_wheel)
-        tw_schedule(tl, c, at);
+    tcp_set_rtx(st, c, st->now + rto);
 }
 
 /* The probe: resend the last segment (or the FIN), which makes the
