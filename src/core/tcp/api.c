@@ -185,9 +185,10 @@ static inline tern_buf *sq_buf_alloc(tern_stack *st)
 
 /* Put n bytes from src (n <= fresh_cap) at the data of the fresh buffer b
  * and append it to the queue: sq_copy_in's work for offset 0, with the
- * queue fields written once. */
+ * queue fields written once. empty: the queue has no buffer (then it has
+ * no tail and no sq_cur either). */
 static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                           const uint8_t *src, uint32_t n)
+                           const uint8_t *src, uint32_t n, bool empty)
 {
     uint8_t *dst = b->data;
     uint64_t meta = (uint32_t)(dst - b->head);
@@ -199,7 +200,15 @@ static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
     b->cb[0] = (uint64_t)seq | (uint64_t)n << 32;
     b->cb[1] = meta;
     b->len = n;
-    sq_append(c, b);
+    if (empty) {
+        /* sq_append's work on an empty queue (no tail, no sq_cur) */
+        bq_set_next(b, NULL);
+        c->sq_head = c->sq_tail = b;
+        if (seq_ge(c->snd_nxt, seq))
+            c->sq_cur = b;
+    } else {
+        sq_append(c, b);
+    }
     c->sq_end = seq + n;
 }
 
@@ -225,7 +234,7 @@ static long send_one_buf(tern_stack *st, struct tern_conn *c,
         tern_buf_release(st, b);
         return -1;
     }
-    sq_push(st, c, b, src, (uint32_t)len);
+    sq_push(st, c, b, src, (uint32_t)len, true);
     kick(st, c, TF_OUTPUT);
     return (long)len;
 }
@@ -259,7 +268,7 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
         uint32_t n = fresh_cap(c, b);
         if (n > left - taken)
             n = (uint32_t)(left - taken);
-        sq_push(st, c, b, src + taken, n);
+        sq_push(st, c, b, src + taken, n, false);
         taken += n;
     }
     if (taken)

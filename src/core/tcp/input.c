@@ -230,13 +230,15 @@ static void run_pending(tern_stack *st)
         struct tern_conn *c = &tl->conns[tl->pend_head];
         tl->pend_head = c->pend_next;
         c->pend_next = TCP_NIL;
-        c->flags &= ~(uint32_t)TF_PENDING;
-        if (c->state == TERN_TCP_CLOSED)
+        /* PENDING and (unless closed) OUTPUT cleared in one store */
+        uint32_t f = c->flags & ~(uint32_t)TF_PENDING;
+        if (c->state == TERN_TCP_CLOSED) {
+            c->flags = f;
             continue;
-        if (c->flags & TF_OUTPUT) {
-            c->flags &= ~(uint32_t)TF_OUTPUT;
-            tcp_output(st, c);
         }
+        c->flags = f & ~(uint32_t)TF_OUTPUT;
+        if (f & TF_OUTPUT)
+            tcp_output(st, c);
         if (c->flags & (TF_ACK_NOW | TF_WND_UPDATE)) {
             tcp_send_ack(st, c);
         } else if ((c->flags & TF_ACK_DELAYED) && c->t_ack == TERN_NEVER) {
