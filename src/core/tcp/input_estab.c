@@ -358,11 +358,10 @@ bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     if ((c->flags & TF_TS) && seq_le(s->seq, c->last_ack_sent))
         c->ts_recent = s->o.tsval;
     tcp_snd_wnd_update(st, c, s);
-    if (s->ack != c->snd_una) {
-        uint32_t gen = c->gen;
-        if (!tcp_new_ack(st, c, s) || c->gen != gen)
-            return true;
-    }
+    /* In ESTABLISHED no FIN of ours is acked here, so tcp_new_ack is
+     * false exactly when an app callback closed the conn: no gen check. */
+    if (s->ack != c->snd_una && !tcp_new_ack(st, c, s))
+        return true;
     if (s->len && deliver(st, c, s->buf, s->payload, s->len))
         ack_policy(st, c, false);
     return true;

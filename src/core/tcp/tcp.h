@@ -688,10 +688,9 @@ static inline bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
     tern_buf *q = c->sq_head;
     uint32_t data = s->ack - c->snd_una;
     c->snd_una = s->ack;
-    if (c->sq_cur == q)
-        c->sq_cur = NULL;
     sq_put(st, q);
-    c->sq_head = c->sq_tail = NULL;
+    /* sq_cur was q or NULL: the queue is empty now */
+    c->sq_head = c->sq_tail = c->sq_cur = NULL;
     uint32_t rtt = rtt_of(st, c, s);
     if (rtt)
         rtt_sample(st, c, rtt);
