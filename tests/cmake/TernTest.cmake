@@ -17,6 +17,9 @@ if(NOT TARGET tern_asan)
                                               ${CMAKE_SOURCE_DIR}/src/core)
   target_compile_options(tern_asan PRIVATE -Wall -Wextra -DTERN_USE_BUILTIN_MEM
                          ${TERN_SAN_FLAGS})
+  # The sanitized core also checks every payload sum an app hands over
+  # (tern_tcp_send_buf_sum), so that debugging build is tested too.
+  target_compile_definitions(tern_asan PUBLIC TERN_CHECK_APP_CSUM=1)
   target_link_options(tern_asan PUBLIC -fsanitize=address,undefined)
   add_library(tern_io_asan STATIC ${TERN_IO_SOURCES})
   target_include_directories(tern_io_asan PUBLIC ${CMAKE_SOURCE_DIR}/src/io
