@@ -419,18 +419,13 @@ static int make_pools(dpdk_dev *d, dq *q, unsigned n, int socket, char *err,
         return -1;
     }
     /* The tern_pool view: slots = the first tern_buf, free list empty. */
-    q->tp.free = calloc(n, sizeof(tern_buf *));
-    if (!q->tp.free) {
+    tern_buf **free_stack = calloc(n, sizeof(tern_buf *));
+    if (!free_stack) {
         tern_netif_err(err, errlen, "dpdk: out of memory");
         return -1;
     }
-    q->tp.top = 0;
-    q->tp.count = n;
-    q->tp.buf_size = DPDK_DATA_ROOM;
-    q->tp.slot_size = (unsigned)stride;
-    q->tp.span = (size_t)n * stride;
-    q->tp.slots = lc.first;
-    q->tp.map_len = 0;
+    tern_pool_view(&q->tp, lc.first, n, (unsigned)stride, DPDK_DATA_ROOM,
+                   free_stack);
     q->stock_target = n / 8 < 32 ? 32 : n / 8 > 1024 ? 1024 : n / 8;
     q->stock_lo = q->stock_target / 2;
     q->stock_hi = q->stock_target * 2;

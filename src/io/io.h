@@ -25,6 +25,11 @@ typedef struct tern_pool tern_pool;
  * or when buf_size leaves no room after TERN_HEADROOM. */
 tern_pool *tern_pool_create(unsigned count, unsigned buf_size);
 void tern_pool_destroy(tern_pool *p);
+/* Fill p as a pool over memory the caller owns (e.g. a DPDK mempool's
+ * objects at a fixed stride): every layout field, the derived ones
+ * included, an empty free stack of `count` entries, nothing mapped. */
+void tern_pool_view(tern_pool *p, uint8_t *slots, unsigned count,
+                    unsigned slot_size, unsigned buf_size, tern_buf **free);
 /* A buffer with refs 1, len 0, data = head + TERN_HEADROOM; NULL if empty.
  * (static inline below) */
 static inline tern_buf *tern_pool_alloc(tern_pool *p);

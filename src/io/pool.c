@@ -32,6 +32,19 @@ _Noreturn void tern_pool_put_panic_(const tern_pool *p, const tern_buf *b)
                                : "free of a referenced buffer");
 }
 
+void tern_pool_view(tern_pool *p, uint8_t *slots, unsigned count,
+                    unsigned slot_size, unsigned buf_size, tern_buf **free)
+{
+    p->free = free;
+    p->top = 0;
+    p->count = count;
+    p->buf_size = buf_size;
+    p->slot_size = slot_size;
+    p->slots = slots;
+    p->span = (size_t)count * slot_size;
+    p->map_len = 0;
+}
+
 tern_pool *tern_pool_create(unsigned count, unsigned buf_size)
 {
     if (count == 0 || buf_size <= TERN_HEADROOM)
@@ -49,12 +62,8 @@ tern_pool *tern_pool_create(unsigned count, unsigned buf_size)
         return NULL;
 
     tern_pool *p = (tern_pool *)m;
-    p->free = (tern_buf **)(m + hdr);
-    p->slots = m + hdr + stack;
-    p->count = count;
-    p->buf_size = buf_size;
-    p->slot_size = (unsigned)slot;
-    p->span = slot * count;
+    tern_pool_view(p, m + hdr + stack, count, (unsigned)slot, buf_size,
+                   (tern_buf **)(m + hdr));
     p->map_len = len;
     p->top = count;
     for (unsigned i = 0; i < count; i++) {
