@@ -28,7 +28,7 @@ static __thread bytebuf scratch;   /* responses of one recv callback */
 
 /* ---- server ---- */
 
-static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
+static void *srv_accepted(tern_stack *st, tern_conn *c, void *lu)
 {
     (void)lu;
     hconn *h = calloc(1, sizeof *h);
@@ -37,9 +37,11 @@ static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
     return h;
 }
 
-static size_t srv_recv(tern_stack *st, tern_conn *c, hconn *h,
+static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
                        const uint8_t *d, size_t len)
 {
+    (void)b;
+    hconn *h = user;
     if (!h || h->closing)
         return len;
     scratch.len = scratch.off = 0;
@@ -69,8 +71,10 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, hconn *h,
     return consumed;
 }
 
-static void srv_acked(tern_stack *st, tern_conn *c, hconn *h)
+static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
+    (void)bytes;
+    hconn *h = user;
     if (!h)
         return;
     pend_flush(st, c, &h->pend);
@@ -78,55 +82,55 @@ static void srv_acked(tern_stack *st, tern_conn *c, hconn *h)
         tern_tcp_close(st, c);
 }
 
-/* ---- callbacks: dispatch on the endpoint's role ---- */
+static void srv_peer_closed(tern_stack *st, tern_conn *c, void *user)
+{
+    hconn *h = user;
+    if (h)
+        h->closing = true;
+    if (!h || !h->pend.out.len)
+        tern_tcp_close(st, c);
+}
 
-static void cb_connected(tern_stack *st, tern_conn *c, void *user)
+static void srv_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+{
+    (void)st;
+    (void)c;
+    (void)reason;
+    hconn *h = user;
+    if (h) {
+        http_conn_free(&h->http);
+        bb_free(&h->pend.out);
+        free(h);
+    }
+}
+
+/* ---- client (the built-in load generator) ---- */
+
+static void cli_connected(tern_stack *st, tern_conn *c, void *user)
 {
     (void)c;
     trr_connected(st, user);
 }
 
-static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
-                      const uint8_t *d, size_t len)
+static size_t cli_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                       const uint8_t *d, size_t len)
 {
+    (void)c;
     (void)b;
-    if (rt_ep_of(st)->role == RT_SERVER)
-        return srv_recv(st, c, user, d, len);
+    (void)d;
     return trr_recv(st, user, len);
 }
 
-static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
-{
-    (void)bytes;
-    if (rt_ep_of(st)->role == RT_SERVER)
-        srv_acked(st, c, user);
-    else
-        trr_acked(st, user);
-}
-
-static void cb_peer_closed(tern_stack *st, tern_conn *c, void *user)
-{
-    if (rt_ep_of(st)->role == RT_SERVER) {
-        hconn *h = user;
-        if (h)
-            h->closing = true;
-        if (!h || !h->pend.out.len)
-            tern_tcp_close(st, c);
-    }
-}
-
-static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+static void cli_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
     (void)c;
-    if (rt_ep_of(st)->role == RT_SERVER) {
-        hconn *h = user;
-        if (h) {
-            http_conn_free(&h->http);
-            bb_free(&h->pend.out);
-            free(h);
-        }
-        return;
-    }
+    (void)bytes;
+    trr_acked(st, user);
+}
+
+static void cli_closed(tern_stack *st, tern_conn *c, void *user, int reason)
+{
+    (void)c;
     trr_closed(st, user, reason, rt_close_reason(reason));
 }
 
@@ -134,13 +138,20 @@ static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 
 static void configure(rt_ep *ep, tern_config *cfg)
 {
-    (void)ep;
-    cfg->cb.accepted = cb_accepted;
-    cfg->cb.connected = cb_connected;
-    cfg->cb.recv = cb_recv;
-    cfg->cb.acked = cb_acked;
-    cfg->cb.peer_closed = cb_peer_closed;
-    cfg->cb.closed = cb_closed;
+    /* Each endpoint gets its role's callbacks, so none asks which
+     * endpoint it runs for. */
+    if (ep->role == RT_SERVER) {
+        cfg->cb.accepted = srv_accepted;
+        cfg->cb.recv = srv_recv;
+        cfg->cb.acked = srv_acked;
+        cfg->cb.peer_closed = srv_peer_closed;
+        cfg->cb.closed = srv_closed;
+    } else {
+        cfg->cb.connected = cli_connected;
+        cfg->cb.recv = cli_recv;
+        cfg->cb.acked = cli_acked;
+        cfg->cb.closed = cli_closed;
+    }
     if (cfg->max_conns < 4096)
         cfg->max_conns = 4096;        /* wrk and curl open many */
 }
