@@ -34,6 +34,13 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define UNROLL_BLOCKS
 #endif
 
+/* Rare paths out of line: the usual call saves no registers for them. */
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
+#endif
+
 static inline uint8_t pattern_byte(uint64_t i)
 {
     return (uint8_t)(pattern_word(i >> 3) >> ((i & 7) * 8));
@@ -57,16 +64,22 @@ static inline void store_le(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
+static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
+                                      size_t len);
+
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Vector lanes are host-order words: little-endian is the stream order.
  * Vectors are only passed by pointer: by value, a 32-byte vector has a
  * different ABI with and without AVX. */
 
-/* x of words w .. w + 3: one multiply, the other lanes K apart. */
-static inline void lanes_at(v4u64 *x, uint64_t w)
+/* Lane offsets of four consecutive words' x. */
+static const v4u64 lane_k = {0, PATTERN_K, 2 * PATTERN_K, 3 * PATTERN_K};
+
+/* x of words w .. w + 7: one multiply, broadcast and offset per lane. */
+static inline void lanes_at(v4u64 *x0, v4u64 *x1, uint64_t w)
 {
-    const uint64_t k = PATTERN_K, b = (w + 1) * k;
-    *x = (v4u64){b, b + k, b + 2 * k, b + 3 * k};
+    *x0 = (w + 1) * PATTERN_K + lane_k;
+    *x1 = *x0 + 4 * PATTERN_K;
 }
 
 /* A stored word's share of a ones'-complement sum: 2^32 = 1 modulo 0xffff,
@@ -89,8 +102,7 @@ static inline __attribute__((always_inline)) uint64_t
 words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
 {
     v4u64 x0, x1, y0, y1, all = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
-    lanes_at(&x0, w);
-    lanes_at(&x1, w + 4);
+    lanes_at(&x0, &x1, w);
     const uint64_t step = 8 * PATTERN_K;
     size_t i = 0;
     UNROLL_BLOCKS
@@ -148,12 +160,11 @@ static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
 /* Nonzero when any of the whole words from word w differs: the
  * differences are or-ed together and looked at once, so the loops have no
  * branch. */
-TARGET_CLONES
-static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
+static inline __attribute__((always_inline)) uint64_t
+differ_body(const uint8_t *src, uint64_t w, size_t n)
 {
     v4u64 x0, x1, y0, y1, d = {0, 0, 0, 0};
-    lanes_at(&x0, w);
-    lanes_at(&x1, w + 4);
+    lanes_at(&x0, &x1, w);
     const uint64_t step = 8 * PATTERN_K;
     size_t i = 0;
     UNROLL_BLOCKS
@@ -175,6 +186,22 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
     for (; i < n; i += 8, x += PATTERN_K)
         diff |= load_le(src + i) ^ pattern_mix(x);
     return diff;
+}
+
+TARGET_CLONES
+static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
+{
+    return differ_body(src, w, n);
+}
+
+/* pattern_check of whole words from offset off, a multiple of 8: the test
+ * inside the clone, where off and len stay in registers the vector loop
+ * does not use. */
+TARGET_CLONES
+static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
+{
+    return differ_body(src, off >> 3, len) ? first_mismatch(src, off, len)
+                                           : len;
 }
 #else
 static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
@@ -199,6 +226,12 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
     for (size_t i = 0; i < n; i += 8)
         diff |= load_le(src + i) ^ pattern_word(w++);
     return diff;
+}
+
+static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
+{
+    return words_differ(src, off >> 3, len) ? first_mismatch(src, off, len)
+                                            : len;
 }
 #endif
 
@@ -311,7 +344,9 @@ static inline uint64_t rotl8(uint64_t x)
 /* Whole words per fill_words_sum call: well inside its exact range. */
 #define SUM_PIECE ((size_t)1 << 30)
 
-uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
+/* Any start and length: heads, tails and pieces. Out of line, so the
+ * whole-word case saves no registers for it. */
+static NOINLINE uint32_t fill_sum_any(uint8_t *dst, uint64_t off, size_t len)
 {
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
@@ -330,8 +365,18 @@ uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
     return fold16(s);
 }
 
+uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
+{
+    /* Whole words (every segment of an MSS-sized stream when the MSS is a
+     * multiple of 8): no head, tail or pieces; first is 0 */
+    if (!((off | len) & 7) && len <= SUM_PIECE)
+        return fold16(rotl8(fill_words_sum(dst, off >> 3, len)));
+    return fill_sum_any(dst, off, len);
+}
+
 /* The slow, exact scan: bytes that match before the first mismatch. */
-static size_t first_mismatch(const uint8_t *src, uint64_t off, size_t len)
+static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
+                                      size_t len)
 {
     size_t i = 0;
     for (; i < len && ((off + i) & 7); i++)
@@ -346,7 +391,7 @@ static size_t first_mismatch(const uint8_t *src, uint64_t off, size_t len)
     return len;
 }
 
-size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
+static NOINLINE size_t check_any(const uint8_t *src, uint64_t off, size_t len)
 {
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
@@ -354,4 +399,11 @@ size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
                words_differ(src + head, (off + head) >> 3, words) ||
                bytes_differ(src + tail, off + tail, len - tail);
     return bad ? first_mismatch(src, off, len) : len;
+}
+
+size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
+{
+    if ((off | len) & 7)
+        return check_any(src, off, len);
+    return check_words(src, off, len);     /* whole words: no head or tail */
 }

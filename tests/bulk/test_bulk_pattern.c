@@ -97,6 +97,27 @@ static void check_finds_each_byte(void **state)
         }
 }
 
+/* The whole-word case (offset and length multiples of 8, as every
+ * segment of a stream with a 1448-byte MSS): a flipped byte anywhere in a
+ * segment far into the stream is found at its offset. */
+static void check_finds_byte_in_segment(void **state)
+{
+    (void)state;
+    uint8_t buf[1448];
+    for (uint64_t off = 0; off < 1448 * 3; off += 1448)
+        for (uint64_t far = 0; far < 2; far++) {
+            uint64_t at = off + far * (1448ull << 30);
+            uint32_t sum = pattern_fill_sum(buf, at, sizeof buf);
+            assert_int_equal(sum, ref_sum(buf, sizeof buf));
+            assert_int_equal(pattern_check(buf, at, sizeof buf), sizeof buf);
+            for (size_t j = 0; j < sizeof buf; j++) {
+                buf[j] ^= 0x80;
+                assert_int_equal(pattern_check(buf, at, sizeof buf), j);
+                buf[j] ^= 0x80;
+            }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -104,6 +125,7 @@ int main(void)
         cmocka_unit_test(long_buffer),
         cmocka_unit_test(sum_follows_bytes),
         cmocka_unit_test(check_finds_each_byte),
+        cmocka_unit_test(check_finds_byte_in_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
