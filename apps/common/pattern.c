@@ -67,6 +67,16 @@ static inline void store_le(uint8_t *p, uint64_t v)
 static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
                                       size_t len);
 
+/* The 8 stream bytes from offset o, any alignment, as a little-endian
+ * number: the rest of o's word and the next word's first bytes (shifted
+ * by 63 - s and 1 more, so that s = 0 shifts the next word out whole). */
+static inline uint64_t stream_bytes8(uint64_t o)
+{
+    unsigned s = (unsigned)(o & 7) * 8;
+    uint64_t x = ((o >> 3) + 1) * PATTERN_K;
+    return pattern_mix(x) >> s | pattern_mix(x + PATTERN_K) << (63 - s) << 1;
+}
+
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Vector lanes are host-order words: little-endian is the stream order.
  * Vectors are only passed by pointer: by value, a 32-byte vector has a
@@ -193,16 +203,6 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
 {
     return differ_body(src, w, n);
 }
-
-/* pattern_check of whole words from offset off, a multiple of 8: the test
- * inside the clone, where off and len stay in registers the vector loop
- * does not use. */
-TARGET_CLONES
-static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
-{
-    return differ_body(src, off >> 3, len) ? first_mismatch(src, off, len)
-                                           : len;
-}
 #else
 static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
 {
@@ -228,12 +228,35 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
     return diff;
 }
 
-static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
+static uint64_t differ_body(const uint8_t *src, uint64_t w, size_t n)
 {
-    return words_differ(src, off >> 3, len) ? first_mismatch(src, off, len)
-                                            : len;
+    return words_differ(src, w, n);
 }
 #endif
+
+/* pattern_check of whole words from offset off, a multiple of 8: the test
+ * inside the clone, where off and len stay in registers the vector loop
+ * does not use. */
+TARGET_CLONES
+static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
+{
+    return differ_body(src, off >> 3, len) ? first_mismatch(src, off, len)
+                                           : len;
+}
+
+/* pattern_check of len >= 8 bytes at any offset (LRO chain pieces): the
+ * loose bytes at both ends as two 8-byte compares that overlap the whole
+ * words between them, which the vectors check. */
+TARGET_CLONES
+static size_t check_loose(const uint8_t *src, uint64_t off, size_t len)
+{
+    size_t head = (size_t)(-off & 7);
+    size_t words = (len - head) & ~(size_t)7;
+    uint64_t d = (load_le(src) ^ stream_bytes8(off)) |
+                 (load_le(src + len - 8) ^ stream_bytes8(off + len - 8)) |
+                 differ_body(src + head, (off + head) >> 3, words);
+    return d ? first_mismatch(src, off, len) : len;
+}
 
 /* n < 8 bytes as a little-endian number, and back: a 1-, 2- and 4-byte
  * access by the bits of n rather than a loop (compilers merge the byte
@@ -311,6 +334,10 @@ static size_t head_len(uint64_t off, size_t len)
 
 void pattern_fill(uint8_t *dst, uint64_t off, size_t len)
 {
+    if (!((off | len) & 7)) {               /* whole words */
+        fill_words(dst, off >> 3, len);
+        return;
+    }
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
     fill_bytes(dst, off, head);
@@ -403,7 +430,9 @@ static NOINLINE size_t check_any(const uint8_t *src, uint64_t off, size_t len)
 
 size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
 {
-    if ((off | len) & 7)
-        return check_any(src, off, len);
-    return check_words(src, off, len);     /* whole words: no head or tail */
+    if (!((off | len) & 7))
+        return check_words(src, off, len);  /* whole words: no head or tail */
+    if (len >= 8)
+        return check_loose(src, off, len);
+    return check_any(src, off, len);
 }

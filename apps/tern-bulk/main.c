@@ -27,7 +27,8 @@ typedef struct cstream {        /* sender side of one connection */
     uint64_t off, total;
     uint32_t chunk;             /* payload per buffer: MSS, or less */
     bool fin, closed, copy_mode;
-    bool summed;                /* --verify pattern, software checksums */
+    bool pattern;               /* --verify pattern */
+    bool summed;                /* and software checksums: the app sums */
     sha256 hash;                /* --verify hash: SHA-256 of what was sent */
 } cstream;
 
@@ -67,10 +68,11 @@ static bool send_refused(tern_stack *st, cstream *s, tern_buf *b, long rc)
     return false;
 }
 
-/* pump's usual case (s->summed, zero copy): fill, sum and queue whole
- * chunks while the space lasts, with no per-buffer tests of the mode.
- * true: stop here; false: pump's general loop takes over. */
-static bool pump_summed(tern_stack *st, cstream *s, size_t *space)
+/* pump's usual case (--verify pattern, zero copy): fill (and sum, unless
+ * the NIC does) and queue whole chunks while the space lasts, without
+ * pump_any's tests of the other modes. true: stop here; false: pump_any
+ * takes over. */
+static bool pump_pattern(tern_stack *st, cstream *s, size_t *space)
 {
     while (s->c && s->off < s->total) {
         uint64_t left = s->total - s->off;
@@ -80,9 +82,16 @@ static bool pump_summed(tern_stack *st, cstream *s, size_t *space)
         tern_buf *b = tern_buf_alloc(st);
         if (!b)
             return true;                      /* pool dry: retried by iter */
-        uint32_t sum = pattern_fill_sum(b->data, s->off, n);
-        b->len = (uint32_t)n;
-        long rc = tern_tcp_send_buf_sum(st, s->c, b, sum);
+        long rc;
+        if (s->summed) {
+            uint32_t sum = pattern_fill_sum(b->data, s->off, n);
+            b->len = (uint32_t)n;
+            rc = tern_tcp_send_buf_sum(st, s->c, b, sum);
+        } else {
+            pattern_fill(b->data, s->off, n);
+            b->len = (uint32_t)n;
+            rc = tern_tcp_send_buf(st, s->c, b);
+        }
         if (rc != 0)
             return send_refused(st, s, b, rc);
         s->off += n;
@@ -91,7 +100,7 @@ static bool pump_summed(tern_stack *st, cstream *s, size_t *space)
     return false;
 }
 
-/* Every other mode (and the FIN), out of line: pump_summed's loop saves
+/* Every other mode (and the FIN), out of line: pump_pattern's loop saves
  * no registers for it. */
 static __attribute__((noinline)) void pump_any(tern_stack *st, cstream *s,
                                                size_t space)
@@ -150,7 +159,7 @@ static void pump(tern_stack *st, cstream *s)
 {
     /* Asked once: only our own sends below use the space up. */
     size_t space = s->c ? tern_tcp_send_space(st, s->c) : 0;
-    if (s->summed && !s->copy_mode && pump_summed(st, s, &space))
+    if (s->pattern && !s->copy_mode && pump_pattern(st, s, &space))
         return;
     pump_any(st, s, space);
 }
@@ -211,7 +220,8 @@ static void cb_connected(tern_stack *st, tern_conn *c, void *user)
     tern_tcp_get_info(st, c, &info);
     size_t room = buf_room(st);
     s->chunk = info.mss && info.mss < room ? info.mss : (uint32_t)room;
-    s->summed = bo.verify == VERIFY_PATTERN && !nic_sums;
+    s->pattern = bo.verify == VERIFY_PATTERN;
+    s->summed = s->pattern && !nic_sums;
     if (!bc->t_start)
         bc->t_start = ep->core->now;
     pump(st, s);
