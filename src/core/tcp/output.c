@@ -645,6 +645,10 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
                                               bool ts)
 {
     uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0, wnd = 0;
+    /* A run that starts at snd_max is all new data; after its first
+     * segment the RTO runs (note_sent armed it if it was off), so the
+     * rest need only the new end and the counts. */
+    bool fresh = seq == c->snd_max;
     for (; q; q = c->sq_cur = bq_next(q)) {
         uint32_t len = bq_len(q);
         uint8_t *p = bq_data(q);
@@ -661,7 +665,12 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
         uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0);
         xmit_layout_wnd(st, c, q, seq, len,
                         flags_sum(fl, in_place_sum(st, q, p, len)), ts, wnd);
-        note_sent(st, c, seq, len, false);
+        if (fresh && n) {
+            note_new_end(st, c, seq + len);
+            count_data_out(st, c, len);
+        } else {
+            note_sent(st, c, seq, len, false);
+        }
         seq += len;
         room -= len;
         n++;
