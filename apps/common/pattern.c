@@ -332,17 +332,22 @@ static size_t head_len(uint64_t off, size_t len)
     return head < len ? head : len;
 }
 
-void pattern_fill(uint8_t *dst, uint64_t off, size_t len)
+/* Any start and length, out of line (as fill_sum_any). */
+static NOINLINE void fill_any(uint8_t *dst, uint64_t off, size_t len)
 {
-    if (!((off | len) & 7)) {               /* whole words */
-        fill_words(dst, off >> 3, len);
-        return;
-    }
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
     fill_bytes(dst, off, head);
     fill_words(dst + head, (off + head) >> 3, words);
     fill_bytes(dst + tail, off + tail, len - tail);
+}
+
+void pattern_fill(uint8_t *dst, uint64_t off, size_t len)
+{
+    if ((off | len) & 7)
+        fill_any(dst, off, len);
+    else
+        fill_words(dst, off >> 3, len);     /* whole words */
 }
 
 /* Ones'-complement fold to 16 bits: 0 stays 0, any other multiple of
