@@ -17,9 +17,10 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define BLOCK_BYTES 64
 
 /* On x86-64 the word loops are built twice, for AVX2 and for the baseline,
- * and the loader picks one (an ifunc) on the CPU at hand. */
+ * and the loader picks one (an ifunc) on the CPU at hand. PATTERN_NO_CLONES
+ * builds the baseline alone (a test checks it on an AVX2 machine). */
 #if defined(__x86_64__) && defined(__gnu_linux__) && \
-    (defined(__clang__) || __GNUC__ >= 6)
+    (defined(__clang__) || __GNUC__ >= 6) && !defined(PATTERN_NO_CLONES)
 #define TARGET_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TARGET_CLONES
