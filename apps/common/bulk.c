@@ -18,15 +18,10 @@ void bulk_rx_data(bulk_rx *r, const uint8_t *d, size_t n, uint64_t now)
 {
     if (!r->t_first)
         r->t_first = now;
-    if (r->verify == VERIFY_PATTERN && !r->bad) {
-        size_t ok = pattern_check(d, r->bytes, n);
-        if (ok != n) {
-            r->bad = true;
-            r->bad_at = r->bytes + ok;
-        }
-    } else if (r->verify == VERIFY_HASH) {
+    if (r->verify == VERIFY_PATTERN && !r->bad)
+        bulk_rx_check(r, d, n);
+    else if (r->verify == VERIFY_HASH)
         sha256_update(&r->hash, d, n);
-    }
     r->bytes += n;
     r->t_last = now;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "app_opts.h"
+#include "pattern.h"
 #include "report.h"
 #include "sha256.h"
 
@@ -24,6 +25,29 @@ typedef struct bulk_rx {
 void bulk_rx_init(bulk_rx *r, int verify);
 /* n bytes of the stream arrived at time now. */
 void bulk_rx_data(bulk_rx *r, const uint8_t *d, size_t n, uint64_t now);
+/* Check n bytes at the stream's offset against the pattern; the first
+ * mismatch is kept. */
+static inline void bulk_rx_check(bulk_rx *r, const uint8_t *d, size_t n)
+{
+    size_t ok = pattern_check(d, r->bytes, n);
+    if (ok != n) {
+        r->bad = true;
+        r->bad_at = r->bytes + ok;
+    }
+}
+/* bulk_rx_data for a receiver that calls it per segment: the usual case
+ * (pattern, all good so far, not the first bytes) without a call. */
+static inline void bulk_rx_data_inline(bulk_rx *r, const uint8_t *d,
+                                       size_t n, uint64_t now)
+{
+    if (r->verify != VERIFY_PATTERN || r->bad || !r->t_first) {
+        bulk_rx_data(r, d, n, now);
+        return;
+    }
+    bulk_rx_check(r, d, n);
+    r->bytes += n;
+    r->t_last = now;
+}
 void bulk_rx_end(bulk_rx *r, uint64_t now);
 
 /* Sums over every stream of a run. */

@@ -17,9 +17,10 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define BLOCK_BYTES 64
 
 /* On x86-64 the word loops are built twice, for AVX2 and for the baseline,
- * and the loader picks one (an ifunc) on the CPU at hand. */
+ * and the loader picks one (an ifunc) on the CPU at hand. PATTERN_NO_CLONES
+ * builds the baseline alone (a test checks it on an AVX2 machine). */
 #if defined(__x86_64__) && defined(__gnu_linux__) && \
-    (defined(__clang__) || __GNUC__ >= 6)
+    (defined(__clang__) || __GNUC__ >= 6) && !defined(PATTERN_NO_CLONES)
 #define TARGET_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define TARGET_CLONES
@@ -32,6 +33,13 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define UNROLL_BLOCKS _Pragma("GCC unroll 4")
 #else
 #define UNROLL_BLOCKS
+#endif
+
+/* Rare paths out of line: the usual call saves no registers for them. */
+#if defined(__GNUC__)
+#define NOINLINE __attribute__((noinline))
+#else
+#define NOINLINE
 #endif
 
 static inline uint8_t pattern_byte(uint64_t i)
@@ -57,16 +65,32 @@ static inline void store_le(uint8_t *p, uint64_t v)
     memcpy(p, &v, 8);
 }
 
+static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
+                                      size_t len);
+
+/* The 8 stream bytes from offset o, any alignment, as a little-endian
+ * number: the rest of o's word and the next word's first bytes (shifted
+ * by 63 - s and 1 more, so that s = 0 shifts the next word out whole). */
+static inline uint64_t stream_bytes8(uint64_t o)
+{
+    unsigned s = (unsigned)(o & 7) * 8;
+    uint64_t x = ((o >> 3) + 1) * PATTERN_K;
+    return pattern_mix(x) >> s | pattern_mix(x + PATTERN_K) << (63 - s) << 1;
+}
+
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 /* Vector lanes are host-order words: little-endian is the stream order.
  * Vectors are only passed by pointer: by value, a 32-byte vector has a
  * different ABI with and without AVX. */
 
-/* x of words w .. w + 3: one multiply, the other lanes K apart. */
-static inline void lanes_at(v4u64 *x, uint64_t w)
+/* Lane offsets of four consecutive words' x. */
+static const v4u64 lane_k = {0, PATTERN_K, 2 * PATTERN_K, 3 * PATTERN_K};
+
+/* x of words w .. w + 7: one multiply, broadcast and offset per lane. */
+static inline void lanes_at(v4u64 *x0, v4u64 *x1, uint64_t w)
 {
-    const uint64_t k = PATTERN_K, b = (w + 1) * k;
-    *x = (v4u64){b, b + k, b + 2 * k, b + 3 * k};
+    *x0 = (w + 1) * PATTERN_K + lane_k;
+    *x1 = *x0 + 4 * PATTERN_K;
 }
 
 /* A stored word's share of a ones'-complement sum: 2^32 = 1 modulo 0xffff,
@@ -89,8 +113,7 @@ static inline __attribute__((always_inline)) uint64_t
 words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
 {
     v4u64 x0, x1, y0, y1, all = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
-    lanes_at(&x0, w);
-    lanes_at(&x1, w + 4);
+    lanes_at(&x0, &x1, w);
     const uint64_t step = 8 * PATTERN_K;
     size_t i = 0;
     UNROLL_BLOCKS
@@ -148,12 +171,11 @@ static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
 /* Nonzero when any of the whole words from word w differs: the
  * differences are or-ed together and looked at once, so the loops have no
  * branch. */
-TARGET_CLONES
-static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
+static inline __attribute__((always_inline)) uint64_t
+differ_body(const uint8_t *src, uint64_t w, size_t n)
 {
     v4u64 x0, x1, y0, y1, d = {0, 0, 0, 0};
-    lanes_at(&x0, w);
-    lanes_at(&x1, w + 4);
+    lanes_at(&x0, &x1, w);
     const uint64_t step = 8 * PATTERN_K;
     size_t i = 0;
     UNROLL_BLOCKS
@@ -175,6 +197,12 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
     for (; i < n; i += 8, x += PATTERN_K)
         diff |= load_le(src + i) ^ pattern_mix(x);
     return diff;
+}
+
+TARGET_CLONES
+static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
+{
+    return differ_body(src, w, n);
 }
 #else
 static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
@@ -200,7 +228,36 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
         diff |= load_le(src + i) ^ pattern_word(w++);
     return diff;
 }
+
+static uint64_t differ_body(const uint8_t *src, uint64_t w, size_t n)
+{
+    return words_differ(src, w, n);
+}
 #endif
+
+/* pattern_check of whole words from offset off, a multiple of 8: the test
+ * inside the clone, where off and len stay in registers the vector loop
+ * does not use. */
+TARGET_CLONES
+static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
+{
+    return differ_body(src, off >> 3, len) ? first_mismatch(src, off, len)
+                                           : len;
+}
+
+/* pattern_check of len >= 8 bytes at any offset (LRO chain pieces): the
+ * loose bytes at both ends as two 8-byte compares that overlap the whole
+ * words between them, which the vectors check. */
+TARGET_CLONES
+static size_t check_loose(const uint8_t *src, uint64_t off, size_t len)
+{
+    size_t head = (size_t)(-off & 7);
+    size_t words = (len - head) & ~(size_t)7;
+    uint64_t d = (load_le(src) ^ stream_bytes8(off)) |
+                 (load_le(src + len - 8) ^ stream_bytes8(off + len - 8)) |
+                 differ_body(src + head, (off + head) >> 3, words);
+    return d ? first_mismatch(src, off, len) : len;
+}
 
 /* n < 8 bytes as a little-endian number, and back: a 1-, 2- and 4-byte
  * access by the bits of n rather than a loop (compilers merge the byte
@@ -276,13 +333,22 @@ static size_t head_len(uint64_t off, size_t len)
     return head < len ? head : len;
 }
 
-void pattern_fill(uint8_t *dst, uint64_t off, size_t len)
+/* Any start and length, out of line (as fill_sum_any). */
+static NOINLINE void fill_any(uint8_t *dst, uint64_t off, size_t len)
 {
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
     fill_bytes(dst, off, head);
     fill_words(dst + head, (off + head) >> 3, words);
     fill_bytes(dst + tail, off + tail, len - tail);
+}
+
+void pattern_fill(uint8_t *dst, uint64_t off, size_t len)
+{
+    if ((off | len) & 7)
+        fill_any(dst, off, len);
+    else
+        fill_words(dst, off >> 3, len);     /* whole words */
 }
 
 /* Ones'-complement fold to 16 bits: 0 stays 0, any other multiple of
@@ -311,7 +377,9 @@ static inline uint64_t rotl8(uint64_t x)
 /* Whole words per fill_words_sum call: well inside its exact range. */
 #define SUM_PIECE ((size_t)1 << 30)
 
-uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
+/* Any start and length: heads, tails and pieces. Out of line, so the
+ * whole-word case saves no registers for it. */
+static NOINLINE uint32_t fill_sum_any(uint8_t *dst, uint64_t off, size_t len)
 {
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
@@ -330,8 +398,18 @@ uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
     return fold16(s);
 }
 
+uint32_t pattern_fill_sum(uint8_t *dst, uint64_t off, size_t len)
+{
+    /* Whole words (every segment of an MSS-sized stream when the MSS is a
+     * multiple of 8): no head, tail or pieces; first is 0 */
+    if (!((off | len) & 7) && len <= SUM_PIECE)
+        return fold16(rotl8(fill_words_sum(dst, off >> 3, len)));
+    return fill_sum_any(dst, off, len);
+}
+
 /* The slow, exact scan: bytes that match before the first mismatch. */
-static size_t first_mismatch(const uint8_t *src, uint64_t off, size_t len)
+static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
+                                      size_t len)
 {
     size_t i = 0;
     for (; i < len && ((off + i) & 7); i++)
@@ -346,7 +424,7 @@ static size_t first_mismatch(const uint8_t *src, uint64_t off, size_t len)
     return len;
 }
 
-size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
+static NOINLINE size_t check_any(const uint8_t *src, uint64_t off, size_t len)
 {
     size_t head = head_len(off, len);
     size_t words = (len - head) & ~(size_t)7, tail = head + words;
@@ -354,4 +432,13 @@ size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
                words_differ(src + head, (off + head) >> 3, words) ||
                bytes_differ(src + tail, off + tail, len - tail);
     return bad ? first_mismatch(src, off, len) : len;
+}
+
+size_t pattern_check(const uint8_t *src, uint64_t off, size_t len)
+{
+    if (!((off | len) & 7))
+        return check_words(src, off, len);  /* whole words: no head or tail */
+    if (len >= 8)
+        return check_loose(src, off, len);
+    return check_any(src, off, len);
 }

@@ -19,22 +19,34 @@
 #include "results.h"
 #include "rt_app.h"
 
+typedef struct bcore bcore;
+
 typedef struct cstream {        /* sender side of one connection */
     tern_conn *c;
+    bcore *bc;                  /* its core, for the acked callback */
     uint64_t off, total;
     uint32_t chunk;             /* payload per buffer: MSS, or less */
     bool fin, closed, copy_mode;
+    bool pattern;               /* --verify pattern */
+    bool summed;                /* and software checksums: the app sums */
     sha256 hash;                /* --verify hash: SHA-256 of what was sent */
 } cstream;
 
-typedef struct bcore {
+/* Receiver side of one connection: the stream and the core whose clock
+ * stamps it (rx first: stream_end and cb_closed take it as a bulk_rx). */
+typedef struct rstream {
+    bulk_rx rx;
+    rt_core *core;
+} rstream;
+
+struct bcore {
     cstream *cli;
     unsigned ncli, closed;
     uint64_t sent, t_start, t_end;
     bulk_rx *ended;             /* finished receive streams */
     size_t nended, cap;
     bool failed;
-} bcore;
+};
 
 static common_opts co;
 static bulk_opts bo;
@@ -45,10 +57,54 @@ static bool nic_sums;           /* the (mem) NIC computes TCP checksums */
 
 /* ---- sender ---- */
 
-static void pump(tern_stack *st, cstream *s)
+/* A zero-copy send of b failed with rc: b goes back. true: wait (acked
+ * or iter retries); false: the stack takes no buffers, copy instead. */
+static bool send_refused(tern_stack *st, cstream *s, tern_buf *b, long rc)
 {
-    /* Asked once: only our own sends below use the space up. */
-    size_t space = s->c ? tern_tcp_send_space(st, s->c) : 0;
+    tern_buf_release(st, b);
+    if (rc == -TERN_EAGAIN || rc == -TERN_ENOBUFS || rc == -TERN_ENOMEM)
+        return true;
+    s->copy_mode = true;
+    return false;
+}
+
+/* pump's usual case (--verify pattern, zero copy): fill (and sum, unless
+ * the NIC does) and queue whole chunks while the space lasts, without
+ * pump_any's tests of the other modes. true: stop here; false: pump_any
+ * takes over. */
+static bool pump_pattern(tern_stack *st, cstream *s, size_t *space)
+{
+    while (s->c && s->off < s->total) {
+        uint64_t left = s->total - s->off;
+        size_t n = left < s->chunk ? (size_t)left : s->chunk;
+        if (*space < n)
+            return true;                      /* wait for acked */
+        tern_buf *b = tern_buf_alloc(st);
+        if (!b)
+            return true;                      /* pool dry: retried by iter */
+        long rc;
+        if (s->summed) {
+            uint32_t sum = pattern_fill_sum(b->data, s->off, n);
+            b->len = (uint32_t)n;
+            rc = tern_tcp_send_buf_sum(st, s->c, b, sum);
+        } else {
+            pattern_fill(b->data, s->off, n);
+            b->len = (uint32_t)n;
+            rc = tern_tcp_send_buf(st, s->c, b);
+        }
+        if (rc != 0)
+            return send_refused(st, s, b, rc);
+        s->off += n;
+        *space -= n;
+    }
+    return false;
+}
+
+/* Every other mode (and the FIN), out of line: pump_pattern's loop saves
+ * no registers for it. */
+static __attribute__((noinline)) void pump_any(tern_stack *st, cstream *s,
+                                               size_t space)
+{
     while (s->c && s->off < s->total) {
         uint64_t left = s->total - s->off;
         size_t n = left < s->chunk ? (size_t)left : s->chunk;
@@ -80,11 +136,8 @@ static void pump(tern_stack *st, cstream *s)
             }
             if (bo.verify == VERIFY_HASH)
                 s->hash = before;             /* not sent after all */
-            tern_buf_release(st, b);
-            if (rc == -TERN_EAGAIN || rc == -TERN_ENOBUFS ||
-                rc == -TERN_ENOMEM)
+            if (send_refused(st, s, b, rc))
                 return;
-            s->copy_mode = true;              /* no zero-copy: copy instead */
         }
         if (bo.verify != VERIFY_NONE)
             pattern_fill(copy_src, s->off, n);
@@ -100,6 +153,15 @@ static void pump(tern_stack *st, cstream *s)
         s->fin = true;
         tern_tcp_shutdown(st, s->c);
     }
+}
+
+static void pump(tern_stack *st, cstream *s)
+{
+    /* Asked once: only our own sends below use the space up. */
+    size_t space = s->c ? tern_tcp_send_space(st, s->c) : 0;
+    if (s->pattern && !s->copy_mode && pump_pattern(st, s, &space))
+        return;
+    pump_any(st, s, space);
 }
 
 /* ---- receiver ---- */
@@ -135,13 +197,18 @@ static size_t buf_room(tern_stack *st)
 
 /* ---- callbacks ---- */
 
-static void *cb_accepted(tern_stack *st, tern_conn *c, void *lu)
+/* Callbacks per role (configure): a server endpoint only receives, a
+ * client only sends, so the per-segment ones need not look up the
+ * endpoint. */
+static void *srv_accepted(tern_stack *st, tern_conn *c, void *lu)
 {
-    (void)st; (void)c; (void)lu;
-    bulk_rx *rx = malloc(sizeof *rx);
-    if (rx)
-        bulk_rx_init(rx, bo.verify);
-    return rx;
+    (void)c; (void)lu;
+    rstream *r = malloc(sizeof *r);
+    if (r) {
+        bulk_rx_init(&r->rx, bo.verify);
+        r->core = rt_ep_of(st)->core;
+    }
+    return r;
 }
 
 static void cb_connected(tern_stack *st, tern_conn *c, void *user)
@@ -153,29 +220,36 @@ static void cb_connected(tern_stack *st, tern_conn *c, void *user)
     tern_tcp_get_info(st, c, &info);
     size_t room = buf_room(st);
     s->chunk = info.mss && info.mss < room ? info.mss : (uint32_t)room;
+    s->pattern = bo.verify == VERIFY_PATTERN;
+    s->summed = s->pattern && !nic_sums;
     if (!bc->t_start)
         bc->t_start = ep->core->now;
     pump(st, s);
 }
 
-static size_t cb_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
-                      const uint8_t *d, size_t len)
+static size_t srv_recv(tern_stack *st, tern_conn *c, void *user,
+                       tern_buf *b, const uint8_t *d, size_t len)
 {
-    (void)c; (void)b;
-    rt_ep *ep = rt_ep_of(st);
-    if (user && ep->role == RT_SERVER)
-        bulk_rx_data(user, d, len, ep->core->now);
+    (void)st; (void)c; (void)b;
+    rstream *r = user;
+    if (r)
+        bulk_rx_data_inline(&r->rx, d, len, r->core->now);
+    return len;
+}
+
+static size_t cli_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
+                       const uint8_t *d, size_t len)
+{
+    (void)st; (void)c; (void)user; (void)b; (void)d;
     return len;                 /* a sender ignores stray bytes */
 }
 
-static void cb_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+static void cli_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
     (void)c;
-    rt_ep *ep = rt_ep_of(st);
-    if (ep->role == RT_CLIENT) {
-        cores[ep->core->idx].sent += bytes;
-        pump(st, user);
-    }
+    cstream *s = user;
+    s->bc->sent += bytes;
+    pump(st, s);
 }
 
 static void cb_peer_closed(tern_stack *st, tern_conn *c, void *user)
@@ -224,11 +298,14 @@ static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 
 static void configure(rt_ep *ep, tern_config *cfg)
 {
-    (void)ep;
-    cfg->cb.accepted = cb_accepted;
-    cfg->cb.connected = cb_connected;
-    cfg->cb.recv = cb_recv;
-    cfg->cb.acked = cb_acked;
+    if (ep->role == RT_SERVER) {
+        cfg->cb.accepted = srv_accepted;
+        cfg->cb.recv = srv_recv;
+    } else {
+        cfg->cb.connected = cb_connected;
+        cfg->cb.recv = cli_recv;
+        cfg->cb.acked = cli_acked;
+    }
     cfg->cb.peer_closed = cb_peer_closed;
     cfg->cb.closed = cb_closed;
     uint64_t need = bo.conns * 2 + 64;
@@ -352,6 +429,7 @@ int main(int argc, char **argv)
         bc->ncli = (unsigned)(bo.conns / n + (i < bo.conns % n));
         bc->cli = calloc(bc->ncli ? bc->ncli : 1, sizeof *bc->cli);
         for (unsigned k = 0; k < bc->ncli; k++) {
+            bc->cli[k].bc = bc;
             bc->cli[k].total = bulk_share(bo.bytes, bo.conns,
                                           (uint64_t)k * n + i);
             sha256_init(&bc->cli[k].hash);

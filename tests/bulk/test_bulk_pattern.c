@@ -97,6 +97,34 @@ static void check_finds_each_byte(void **state)
         }
 }
 
+/* Segments far into the stream: the whole-word case (offset and length
+ * multiples of 8, as every segment of a stream with a 1448-byte MSS) and
+ * pieces at any offset and length (LRO chain pieces): a flipped byte
+ * anywhere is found at its offset. */
+static void check_piece(uint64_t at, size_t len)
+{
+    uint8_t buf[2048];
+    uint32_t sum = pattern_fill_sum(buf, at, len);
+    assert_int_equal(sum, ref_sum(buf, len));
+    assert_int_equal(pattern_check(buf, at, len), len);
+    for (size_t j = 0; j < len; j++) {
+        buf[j] ^= 0x80;
+        assert_int_equal(pattern_check(buf, at, len), j);
+        buf[j] ^= 0x80;
+    }
+}
+
+static void check_finds_byte_in_segment(void **state)
+{
+    (void)state;
+    static const size_t lens[] = {1448, 1811, 8, 9, 15, 16, 17};
+    for (uint64_t off = 0; off < 1448 * 3; off += 1448)
+        for (uint64_t far = 0; far < 2; far++)
+            for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++)
+                for (uint64_t skew = 0; skew < 8; skew += 3)
+                    check_piece(off + skew + far * (1448ull << 30), lens[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -104,6 +132,7 @@ int main(void)
         cmocka_unit_test(long_buffer),
         cmocka_unit_test(sum_follows_bytes),
         cmocka_unit_test(check_finds_each_byte),
+        cmocka_unit_test(check_finds_byte_in_segment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -624,18 +624,20 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
 }
 
 /*
- * Bulk data: whole queue buffers of at most one segment each, none of them
- * the last (which may need PSH, a FIN or Nagle's wait), sent in place one
- * after the other. Per buffer this does exactly what the general loop would
- * (its window test passes whole, send_data goes in place, xmit the fast
- * way), with what cannot change between the segments decided once: the
- * windows' room, no SACK/recovery state, the template and its header
- * layout (xmit_layout inline, one copy per layout), the window field
- * (nothing we receive moves rcv_nxt or rcv_unread meanwhile, and once
- * ack_sent has taken the first segment's edge, ack_fields_est returns the
- * same field again and ack_sent changes nothing: test_tcp_units
- * ack_fields_repeat), no TSO (try_tso would take each buffer first). Stops at the first buffer that does not fit;
- * the general loop takes it from there. Returns the buffers sent.
+ * Bulk data: whole queue buffers of at most one segment each, sent in
+ * place one after the other. The last one goes too (with PSH, as the loop
+ * sends it) unless a FIN follows it or Nagle could hold it back (shorter
+ * than an MSS): the general loop decides those. Per buffer this does
+ * exactly what the general loop would (its window test passes whole,
+ * send_data goes in place, xmit the fast way), with what cannot change
+ * between the segments decided once: the windows' room, no SACK/recovery
+ * state, the template and its header layout (xmit_layout inline, one copy
+ * per layout), the window field (nothing we receive moves rcv_nxt or
+ * rcv_unread meanwhile, and once ack_sent has taken the first segment's
+ * edge, ack_fields_est returns the same field again and ack_sent changes
+ * nothing: test_tcp_units ack_fields_repeat), no TSO (try_tso would take
+ * each buffer first). Stops at the first buffer that does not fit; the
+ * general loop takes it from there. Returns the buffers sent.
  */
 static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
                                               struct tern_conn *c,
@@ -643,25 +645,36 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
                                               bool ts)
 {
     uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0, wnd = 0;
-    for (;;) {
+    /* A run that starts at snd_max is all new data; after its first
+     * segment the RTO runs (note_sent armed it if it was off), so the
+     * rest need only the new end and the counts. */
+    bool fresh = seq == c->snd_max;
+    for (; q; q = c->sq_cur = bq_next(q)) {
         uint32_t len = bq_len(q);
         uint8_t *p = bq_data(q);
-        if (len > c->mss || len > room || bq_end(q) == c->sq_end ||
-            q->refs != 1 || p - q->head < MAX_HDRS)
+        bool last = bq_end(q) == c->sq_end;
+        if (len > c->mss || len > room || q->refs != 1 ||
+            p - q->head < MAX_HDRS ||
+            (last && ((c->flags & TF_FIN_QUEUED) ||
+                      (TL(st)->nagle && len < c->mss))))
             break;
         q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
         q->frag = NULL;             /* stale link of a finished TSO frame */
         if (!n)
             wnd = ack_fields_est(TL(st), c);
+        uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0);
         xmit_layout_wnd(st, c, q, seq, len,
-                        flags_sum(TCP_ACK, in_place_sum(st, q, p, len)), ts,
-                        wnd);
-        note_sent(st, c, seq, len, false);
+                        flags_sum(fl, in_place_sum(st, q, p, len)), ts, wnd);
+        if (fresh && n) {
+            note_new_end(st, c, seq + len);
+            count_data_out(st, c, len);
+        } else {
+            note_sent(st, c, seq, len, false);
+        }
         seq += len;
         room -= len;
         n++;
         c->snd_nxt = seq;
-        q = c->sq_cur = bq_next(q);
     }
     return n;
 }
