@@ -40,6 +40,15 @@ void bulk_total_init(bulk_total *t)
     t->all_ok = true;
 }
 
+static void digest_add(uint64_t acc[4], const uint8_t d[32])
+{
+    for (int w = 0; w < 4; w++) {
+        uint64_t v;
+        memcpy(&v, d + 8 * w, 8);
+        acc[w] += v;
+    }
+}
+
 void bulk_total_add(bulk_total *t, bulk_rx *r)
 {
     t->bytes += r->bytes;
@@ -53,11 +62,29 @@ void bulk_total_add(bulk_total *t, bulk_rx *r)
         t->all_ok = false;
         t->bad_streams += r->bad;
     }
-    if (r->verify == VERIFY_HASH && t->nhash < 8) {
+    if (r->verify == VERIFY_HASH) {
         uint8_t d[32];
         sha256_final(&r->hash, d);
-        sha256_hex(d, t->hashes[t->nhash++]);
+        if (t->nhash < 8)
+            sha256_hex(d, t->hashes[t->nhash++]);
+        digest_add(t->rx_digests, d);
+        t->rx_hashed++;
     }
+}
+
+void bulk_total_sent(bulk_total *t, sha256 *h)
+{
+    uint8_t d[32];
+    sha256_final(h, d);
+    digest_add(t->tx_digests, d);
+    t->tx_hashed++;
+}
+
+/* Every sent stream arrived whole with its digest (as a multiset). */
+static bool hashes_match(const bulk_total *t)
+{
+    return t->tx_hashed && t->rx_hashed == t->tx_hashed && t->all_ok &&
+           !memcmp(t->rx_digests, t->tx_digests, sizeof t->rx_digests);
 }
 
 uint64_t bulk_share(uint64_t bytes, uint64_t conns, uint64_t j)
@@ -65,7 +92,7 @@ uint64_t bulk_share(uint64_t bytes, uint64_t conns, uint64_t j)
     return bytes / conns + (j < bytes % conns);
 }
 
-void bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
+bool bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
                  unsigned mtu, bool timestamps)
 {
     static const char *names[] = {"none", "pattern", "hash"};
@@ -82,8 +109,10 @@ void bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
         rep_f(r, "line_rate_pct", lim > 0 ? 100 * gbps / lim : 0, 1);
     }
     rep_str(r, "verify", names[verify]);
-    rep_bool(r, "verified", verify == VERIFY_PATTERN && t->all_ok &&
-                                t->streams > 0);
+    bool verified =
+        (verify == VERIFY_PATTERN && t->all_ok && t->streams > 0) ||
+        (verify == VERIFY_HASH && hashes_match(t));
+    rep_bool(r, "verified", verified);
     if (verify == VERIFY_HASH && t->nhash) {
         char all[8 * 66] = "";
         for (unsigned i = 0; i < t->nhash; i++) {
@@ -93,4 +122,5 @@ void bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
         }
         rep_str(r, "sha256", all);
     }
+    return verified;
 }

@@ -58,17 +58,26 @@ typedef struct bulk_total {
     uint64_t bad_streams;
     char hashes[8][65];       /* hex SHA-256 of the first 8 streams */
     unsigned nhash;
+    /* --verify hash with both ends in one process: the received and the
+     * sent streams' digests, summed word by word (order-independent) */
+    uint64_t rx_digests[4], tx_digests[4];
+    uint64_t rx_hashed, tx_hashed;
 } bulk_total;
 
 void bulk_total_init(bulk_total *t);
 void bulk_total_add(bulk_total *t, bulk_rx *r);
+/* A stream this process sent (finalizes h), so that bulk_report can say
+ * whether what arrived hashes the same (--verify hash, both ends here). */
+void bulk_total_sent(bulk_total *t, sha256 *h);
 
 /* Stream j of `conns` carries this many of `bytes`. */
 uint64_t bulk_share(uint64_t bytes, uint64_t conns, uint64_t j);
 
 /* gbps, bytes, streams, duration_s, verify, verified, sha256, and the
- * line-rate limit when link_bps > 0. */
-void bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
+ * line-rate limit when link_bps > 0. verified: pattern mode, every stream
+ * matched; hash mode, the received streams' digests are the sent ones
+ * (known only when bulk_total_sent was given them). Returns verified. */
+bool bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
                  unsigned mtu, bool timestamps);
 
 #endif

@@ -304,10 +304,15 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < n; i++)
             for (size_t k = 0; k < t[i].nended; k++)
                 bulk_total_add(&tot, &t[i].ended[k]);
-        bulk_report(&r, &tot, bo.verify, co.link_bps, 1500, true);
+        for (unsigned i = 0; bo.mode == MODE_BOTH && bo.verify == VERIFY_HASH &&
+                             i < n; i++)
+            for (unsigned k = 0; k < t[i].ncli; k++)
+                bulk_total_sent(&tot, &t[i].cli[k].hash);
+        bool verified = bulk_report(&r, &tot, bo.verify, co.link_bps, 1500,
+                                    true);
         if (bo.mode == MODE_BOTH)
             ok = tot.bytes == bo.bytes &&
-                 (bo.verify != VERIFY_PATTERN || tot.all_ok);
+                 (bo.verify == VERIFY_NONE || verified);
         else if (bo.verify == VERIFY_PATTERN)
             ok = tot.all_ok;
     }

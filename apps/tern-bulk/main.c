@@ -404,10 +404,15 @@ static bool report_out(rt *r)
                 bulk_total_add(&tot, &cores[i].ended[k]);
             ok &= !cores[i].failed;
         }
-        bulk_report(&rp, &tot, bo.verify, co.link_bps, mtu, true);
+        for (unsigned i = 0; bo.mode == MODE_BOTH && bo.verify == VERIFY_HASH &&
+                             i < co.ncores; i++)
+            for (unsigned k = 0; k < cores[i].ncli; k++)
+                bulk_total_sent(&tot, &cores[i].cli[k].hash);
+        bool verified = bulk_report(&rp, &tot, bo.verify, co.link_bps, mtu,
+                                    true);
         if (bo.mode == MODE_BOTH)
             ok &= tot.bytes == bo.bytes &&
-                  (bo.verify != VERIFY_PATTERN || tot.all_ok);
+                  (bo.verify == VERIFY_NONE || verified);
         else if (bo.verify == VERIFY_PATTERN)
             ok &= tot.all_ok;
     }

@@ -51,6 +51,11 @@ class KernBulk(unittest.TestCase):
         for k in ("gbps", "bytes", "verified", "retransmits"):
             self.assertIn(k, d)
 
+    def test_in_process_hash(self):
+        d = run_json(self, ["kern-bulk", "--bytes", "16M", "--conns", "2",
+                            "--verify", "hash", "--json"])
+        self.assertIs(d["verified"], True)
+
     def test_link_rate(self):
         d = run_json(self, ["kern-bulk", "--bytes", "8M", "--link", "10G",
                             "--json"])

@@ -27,6 +27,15 @@ class TernMem(unittest.TestCase):
         self.assertEqual(d["bytes"], 256 << 20)
         self.assertIs(d["verified"], True)
 
+    def test_bulk_hash_verified(self):
+        # Both ends in one process: the receiver's stream hashes are
+        # compared with the sender's.
+        d = run_json(self, ["tern-bulk", "--driver", "mem", "--bytes", "16M",
+                            "--conns", "3", "--verify", "hash", "--json"])
+        self.assertEqual(d["verify"], "hash")
+        self.assertIs(d["verified"], True)
+        self.assertEqual(len(d["sha256"].split(",")), 3)
+
     def test_bulk_verified_with_loss(self):
         # Real time: 256 MiB at 1% loss, and a shorter run at 5% (the
         # 256 MiB at 5% case runs in simulated time in tests/tcp).
