@@ -99,9 +99,14 @@ static void cubic_on_ack(struct tern_conn *c, uint32_t acked, uint32_t rtt_us,
     c->cwnd = (uint32_t)(ncw > CC_CWND_MAX ? CC_CWND_MAX : ncw);
 }
 
+/* From cwnd, as Linux does and RFC 9438 4.6 allows when cwnd cannot grow
+ * beyond what is used (cwnd_limited gates growth): FlightSize at the moment
+ * a loss shows can be half of it, since the ACKs of the same burst are
+ * processed before the flight is refilled, and ssthresh would then sink
+ * to its 2-segment floor one loss after another. */
 static void cubic_reduce(struct tern_conn *c)
 {
-    uint32_t w = cc_flight_base(c);
+    uint32_t w = c->cwnd;
     /* fast convergence (RFC 9438 4.7) */
     if (w < c->cc.w_max)
         c->cc.w_max = (uint32_t)(((uint64_t)w * FC_NUM) >> 10);
