@@ -3,8 +3,12 @@
  * a byte stream from end 0 to end 1; prints the time, RTOs, recoveries,
  * retransmissions and, with -t, one line per recovery start/end and RTO
  * with the sender's cwnd, ssthresh, pipe and flight before and after.
- *   loss_sim [-t] [-r] [-l loss] [-s seed] [-m MiB] [-d delay_us]
- * -r: NewReno instead of CUBIC. */
+ *   loss_sim [-t] [-v] [-r] [-l loss] [-s seed] [-m MiB] [-d delay_us]
+ *            [-b Mbit/s]
+ * -v: also the last steps before each RTO; -r: NewReno instead of CUBIC;
+ * -b: a link rate (default none: a whole flight arrives at one instant
+ * and the receiver answers it with one ACK). The time includes the
+ * handshake (a lost SYN costs a second). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,26 +121,71 @@ static snap take(tern_stack *st, tern_conn *k)
     return s;
 }
 
+/* -v: the state after each of the last RING steps before an RTO (time of
+ * the step's input and poll): the sender's window in segments from snd_una,
+ * the receiver's rcv_nxt, and what the link carried and dropped each way. */
+#define RING 40
+static char ring[RING][320];
+static unsigned ring_n;
+static bool verbose;
+
+static void ring_add(pair *p, tern_conn *k, tern_conn *rk, uint64_t at,
+                     uint64_t t0)
+{
+    struct tern_conn *c = (struct tern_conn *)k;
+    struct tern_conn *r = (struct tern_conn *)rk;
+    const tern_memlink_stats *d = tern_memlink_get_stats(p->link, 0);
+    const tern_memlink_stats *a = tern_memlink_get_stats(p->link, 1);
+    const tern_counters *n = tern_get_counters(p->st[0]);
+    uint32_t m = c->mss, u = c->snd_una;
+    double t_rtx = c->t_rtx == TERN_NEVER ? -1.0
+                                          : (double)(c->t_rtx - t0) / 1e9;
+    snprintf(ring[ring_n++ % RING], sizeof ring[0],
+             "%10.6f una %u max +%u nxt +%u cwnd %u pipe %u sacked %u "
+             "rec %d recover +%u rtx %llu tlp %llu srtt %u us t_rtx %.6f | "
+             "rcv_nxt +%d | data sent %llu lost %llu | acks sent %llu "
+             "lost %llu",
+             (double)(at - t0) / 1e9, u / m, (c->snd_max - u) / m,
+             (c->snd_nxt - u) / m, c->cwnd / m, sb_pipe(c, m) / m,
+             c->sacked / m, !!(c->flags & TF_RECOVERY),
+             (c->recover - u) / m,
+             (unsigned long long)n->tcp_retransmits,
+             (unsigned long long)n->tcp_tail_loss_probes, c->srtt_us, t_rtx,
+             r ? (int32_t)(r->rcv_nxt - u) / (int32_t)m : 0,
+             (unsigned long long)d->wire, (unsigned long long)d->lost,
+             (unsigned long long)a->wire, (unsigned long long)a->lost);
+}
+
+static void ring_dump(void)
+{
+    for (unsigned i = 0; i < RING; i++)
+        if (ring[(ring_n + i) % RING][0])
+            printf("   %s\n", ring[(ring_n + i) % RING]);
+}
+
 int main(int argc, char **argv)
 {
     double loss = 0.02;
-    uint64_t seed = 1, mb = 64, delay_us = 100;
+    uint64_t seed = 1, mb = 64, delay_us = 100, mbps = 0;
     bool trace = false;
     int o;
-    while ((o = getopt(argc, argv, "trl:s:m:d:")) != -1) {
+    while ((o = getopt(argc, argv, "tvrl:s:m:d:b:")) != -1) {
         switch (o) {
         case 't': trace = true; break;
+        case 'v': trace = verbose = true; break;
         case 'r': cc_choice = TERN_CC_NEWRENO; break;
         case 'l': loss = atof(optarg); break;
         case 's': seed = strtoull(optarg, NULL, 10); break;
         case 'm': mb = strtoull(optarg, NULL, 10); break;
         case 'd': delay_us = strtoull(optarg, NULL, 10); break;
+        case 'b': mbps = strtoull(optarg, NULL, 10); break;
         default: return 2;
         }
     }
     tern_memlink_faults f = {0};
     f.loss = loss;
     f.delay_ns = delay_us * 1000;
+    f.rate_bps = mbps * 1000000;
     sim x;
     memset(&x, 0, sizeof x);
     x.total = mb << 20;
@@ -149,11 +198,16 @@ int main(int argc, char **argv)
     unsigned entries = 0, sum_ss = 0;
     snap prev = take(p->st[0], x.cli);
     while (x.closed < 2 && p->now < limit) {
+        uint64_t at = p->now;
         if (!pair_step(p))
             break;
         if (!x.cli)
             continue;
         snap cur = take(p->st[0], x.cli);
+        if (verbose)
+            ring_add(p, x.cli, x.srv, at, t0);
+        if (verbose && cur.rto != prev.rto)
+            ring_dump();
         bool rec0 = prev.flags & TF_RECOVERY, rec1 = cur.flags & TF_RECOVERY;
         if (rec1 && !rec0) {
             entries++;
@@ -162,8 +216,9 @@ int main(int argc, char **argv)
         if (trace && (rec0 != rec1 || cur.rto != prev.rto))
             printf("%10.6f %-5s cwnd %u->%u ssthresh %u->%u pipe %u->%u "
                    "flight %u->%u rtx +%llu\n",
-                   (double)(p->now - t0) / 1e9,
-                   cur.rto != prev.rto ? "RTO" : rec1 ? "ENTER" : "EXIT",
+                   (double)(at - t0) / 1e9,
+                   cur.rto != prev.rto ? (rec0 ? "RTO/R" : "RTO")
+                                       : rec1 ? "ENTER" : "EXIT",
                    prev.cwnd, cur.cwnd, prev.ssthresh, cur.ssthresh,
                    prev.pipe, cur.pipe, prev.flight, cur.flight,
                    (unsigned long long)(cur.rtx - prev.rtx));
