@@ -6,7 +6,10 @@
  *  - an RTO during a recovery keeps the ssthresh set when the recovery
  *    began (no second reduction for the same window), cwnd is one
  *    segment;
- *  - an RTO outside a recovery does reduce ssthresh. */
+ *  - an RTO outside a recovery does reduce ssthresh;
+ *  - CUBIC's Reno-friendly estimate grows by 0.53 segment per window of
+ *    ACKs until it is back at the cwnd of the last reduction, then by one
+ *    (RFC 9438 4.3). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +161,50 @@ static void rto_outside_recovery_reduces(void **s)
     assert_int_equal(C()->ssthresh, (uint32_t)((uint64_t)cwnd0 * 717 >> 10));
 }
 
+/* Bytes cwnd grows while one cwnd of 1000-byte ACKs comes in, with the
+ * clock moving 1 us per ACK (the cubic curve stays far below: the
+ * Reno-friendly estimate sets the pace). */
+static uint32_t round_growth(struct tern_conn *c, uint64_t *now)
+{
+    uint32_t w0 = c->cwnd;
+    for (uint32_t b = 0; b < w0; b += 1000) {
+        *now += 1000;
+        tcp_cc_cubic.on_ack(c, 1000, 200, *now);
+    }
+    return c->cwnd - w0;
+}
+
+static void cubic_reno_rate_past_cwnd_prior(void **s)
+{
+    (void)s;
+    struct tern_conn c;
+    memset(&c, 0, sizeof c);
+    c.mss = 1000;
+    c.srtt_us = 200;
+    tcp_cc_cubic.init(&c);
+    c.cwnd = 40000;
+    c.snd_max = c.snd_una + 40000;
+    tcp_cc_cubic.on_loss(&c, 0);
+    c.cwnd = c.ssthresh;                     /* 28,007: recovery over */
+    uint64_t now = 1000 * TERN_NS_PER_SEC;
+    unsigned below = 0, above = 0;
+    for (int r = 0; r < 60; r++) {
+        uint32_t w = c.cwnd;
+        uint32_t g = round_growth(&c, &now);
+        /* cwnd trails the estimate by a round; after 3 rounds it grows
+         * at the estimate's rate */
+        if (r >= 3 && w < 38000) {           /* estimate below cwnd_prior */
+            assert_in_range(g, 500, 560);    /* alpha 0.53 */
+            below++;
+        } else if (w > 42000) {
+            assert_in_range(g, 950, 1050);   /* alpha 1 */
+            above++;
+        }
+    }
+    assert_true(below >= 10);
+    assert_true(above >= 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +214,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(rto_outside_recovery_reduces, setup,
                                         teardown),
+        cmocka_unit_test(cubic_reno_rate_past_cwnd_prior),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* cc_cubic.c - CUBIC (RFC 9438) in integer arithmetic, counted in bytes.
  * beta = 0.7, C = 0.4; time in 2^-10 s units; fast convergence; the
- * Reno-friendly region (alpha = 3 (1 - beta) / (1 + beta)); the target is
+ * Reno-friendly region (alpha = 3 (1 - beta) / (1 + beta), 1 once the
+ * estimate is back at cwnd_prior); the target is
  * clamped to [cwnd, 1.5 cwnd] per RTT. */
 #include "cc.h"
 
@@ -31,6 +32,7 @@ static void cubic_init(struct tern_conn *c)
     c->cc.k = 0;
     c->cc.epoch = 0;
     c->cc.w_est = 0;
+    c->cc.cwnd_prior = 0;
 }
 
 /* Start an avoidance epoch: K from the distance to w_max. */
@@ -85,8 +87,11 @@ static void cubic_on_ack(struct tern_conn *c, uint32_t acked, uint32_t rtt_us,
         target = cw;
     else if (target > cw + (cw >> 1))
         target = cw + (cw >> 1);
-    /* Reno-friendly estimate */
-    c->cc.w_est += ((uint64_t)acked * c->mss * ALPHA_NUM) / cw;
+    /* Reno-friendly estimate (RFC 9438 4.3): alpha = 3 (1 - beta) /
+     * (1 + beta) while W_est is below cwnd_prior, then 1, Reno's rate */
+    uint64_t alpha = (c->cc.w_est >> 10) >= c->cc.cwnd_prior ? 1024
+                                                             : ALPHA_NUM;
+    c->cc.w_est += ((uint64_t)acked * c->mss * alpha) / cw;
     uint64_t est = c->cc.w_est >> 10;
     uint64_t grow;
     if (est > target)
@@ -107,6 +112,7 @@ static void cubic_on_ack(struct tern_conn *c, uint32_t acked, uint32_t rtt_us,
 static void cubic_reduce(struct tern_conn *c)
 {
     uint32_t w = c->cwnd;
+    c->cc.cwnd_prior = w;
     /* fast convergence (RFC 9438 4.7) */
     if (w < c->cc.w_max)
         c->cc.w_max = (uint32_t)(((uint64_t)w * FC_NUM) >> 10);
