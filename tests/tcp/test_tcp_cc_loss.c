@@ -7,9 +7,9 @@
  *    began (no second reduction for the same window), cwnd is one
  *    segment;
  *  - an RTO outside a recovery does reduce ssthresh;
- *  - CUBIC's Reno-friendly estimate grows by 0.53 segment per window of
- *    ACKs until it is back at the cwnd of the last reduction, then by one
- *    (RFC 9438 4.3). */
+ *  - in CUBIC's Reno-friendly region cwnd is the estimate W_est, which
+ *    grows by 0.53 segment per window of ACKs until it is back at the
+ *    cwnd of the last reduction, then by one (RFC 9438 4.3). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -174,7 +174,7 @@ static uint32_t round_growth(struct tern_conn *c, uint64_t *now)
     return c->cwnd - w0;
 }
 
-static void cubic_reno_rate_past_cwnd_prior(void **s)
+static void cubic_reno_friendly_region(void **s)
 {
     (void)s;
     struct tern_conn c;
@@ -191,12 +191,12 @@ static void cubic_reno_rate_past_cwnd_prior(void **s)
     for (int r = 0; r < 60; r++) {
         uint32_t w = c.cwnd;
         uint32_t g = round_growth(&c, &now);
-        /* cwnd trails the estimate by a round; after 3 rounds it grows
-         * at the estimate's rate */
-        if (r >= 3 && w < 38000) {           /* estimate below cwnd_prior */
+        /* Reno-friendly region: cwnd is W_est itself, no lag */
+        assert_int_equal(c.cwnd, (uint32_t)(c.cc.w_est >> 10));
+        if (w + 1000 < 40000) {              /* estimate below cwnd_prior */
             assert_in_range(g, 500, 560);    /* alpha 0.53 */
             below++;
-        } else if (w > 42000) {
+        } else if (w > 40000) {
             assert_in_range(g, 950, 1050);   /* alpha 1 */
             above++;
         }
@@ -214,7 +214,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(rto_outside_recovery_reduces, setup,
                                         teardown),
-        cmocka_unit_test(cubic_reno_rate_past_cwnd_prior),
+        cmocka_unit_test(cubic_reno_friendly_region),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /* cc_cubic.c - CUBIC (RFC 9438) in integer arithmetic, counted in bytes.
  * beta = 0.7, C = 0.4; time in 2^-10 s units; fast convergence; the
- * Reno-friendly region (alpha = 3 (1 - beta) / (1 + beta), 1 once the
- * estimate is back at cwnd_prior); the target is
+ * Reno-friendly region (cwnd = W_est, which grows by alpha = 3 (1 - beta)
+ * / (1 + beta), 1 once back at cwnd_prior); the target is
  * clamped to [cwnd, 1.5 cwnd] per RTT. */
 #include "cc.h"
 
@@ -93,11 +93,14 @@ static void cubic_on_ack(struct tern_conn *c, uint32_t acked, uint32_t rtt_us,
                                                              : ALPHA_NUM;
     c->cc.w_est += ((uint64_t)acked * c->mss * alpha) / cw;
     uint64_t est = c->cc.w_est >> 10;
-    uint64_t grow;
-    if (est > target)
-        grow = ((est - cw) * acked << 10) / cw;
-    else
-        grow = ((target - cw) * acked << 10) / cw;
+    if (est > target) {
+        /* Reno-friendly region: cwnd is W_est (RFC 9438 4.3), not a
+         * step towards it a round behind */
+        c->cwnd = (uint32_t)(est > CC_CWND_MAX ? CC_CWND_MAX : est);
+        c->cc.acc = 0;
+        return;
+    }
+    uint64_t grow = ((target - cw) * acked << 10) / cw;
     grow += c->cc.acc;
     c->cc.acc = (uint32_t)(grow & 1023);
     uint64_t ncw = cw + (grow >> 10);
