@@ -1,6 +1,7 @@
 /* cc_cubic.c - CUBIC (RFC 9438) in integer arithmetic, counted in bytes.
  * beta = 0.7, C = 0.4; time in 2^-10 s units; fast convergence; the
- * Reno-friendly region (alpha = 3 (1 - beta) / (1 + beta)); the target is
+ * Reno-friendly region (cwnd = W_est, which grows by alpha = 3 (1 - beta)
+ * / (1 + beta), 1 once back at cwnd_prior); the target is
  * clamped to [cwnd, 1.5 cwnd] per RTT. */
 #include "cc.h"
 
@@ -31,6 +32,7 @@ static void cubic_init(struct tern_conn *c)
     c->cc.k = 0;
     c->cc.epoch = 0;
     c->cc.w_est = 0;
+    c->cc.cwnd_prior = 0;
 }
 
 /* Start an avoidance epoch: K from the distance to w_max. */
@@ -85,23 +87,35 @@ static void cubic_on_ack(struct tern_conn *c, uint32_t acked, uint32_t rtt_us,
         target = cw;
     else if (target > cw + (cw >> 1))
         target = cw + (cw >> 1);
-    /* Reno-friendly estimate */
-    c->cc.w_est += ((uint64_t)acked * c->mss * ALPHA_NUM) / cw;
+    /* Reno-friendly estimate (RFC 9438 4.3): alpha = 3 (1 - beta) /
+     * (1 + beta) while W_est is below cwnd_prior, then 1, Reno's rate */
+    uint64_t alpha = (c->cc.w_est >> 10) >= c->cc.cwnd_prior ? 1024
+                                                             : ALPHA_NUM;
+    c->cc.w_est += ((uint64_t)acked * c->mss * alpha) / cw;
     uint64_t est = c->cc.w_est >> 10;
-    uint64_t grow;
-    if (est > target)
-        grow = ((est - cw) * acked << 10) / cw;
-    else
-        grow = ((target - cw) * acked << 10) / cw;
+    if (est > target) {
+        /* Reno-friendly region: cwnd is W_est (RFC 9438 4.3), not a
+         * step towards it a round behind */
+        c->cwnd = (uint32_t)(est > CC_CWND_MAX ? CC_CWND_MAX : est);
+        c->cc.acc = 0;
+        return;
+    }
+    uint64_t grow = ((target - cw) * acked << 10) / cw;
     grow += c->cc.acc;
     c->cc.acc = (uint32_t)(grow & 1023);
     uint64_t ncw = cw + (grow >> 10);
     c->cwnd = (uint32_t)(ncw > CC_CWND_MAX ? CC_CWND_MAX : ncw);
 }
 
+/* From cwnd, as Linux does and RFC 9438 4.6 allows when cwnd cannot grow
+ * beyond what is used (cwnd_limited gates growth): FlightSize at the moment
+ * a loss shows can be half of it, since the ACKs of the same burst are
+ * processed before the flight is refilled, and ssthresh would then sink
+ * to its 2-segment floor one loss after another. */
 static void cubic_reduce(struct tern_conn *c)
 {
-    uint32_t w = cc_flight_base(c);
+    uint32_t w = c->cwnd;
+    c->cc.cwnd_prior = w;
     /* fast convergence (RFC 9438 4.7) */
     if (w < c->cc.w_max)
         c->cc.w_max = (uint32_t)(((uint64_t)w * FC_NUM) >> 10);

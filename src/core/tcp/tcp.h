@@ -92,7 +92,7 @@ typedef struct tcp_cubic {
     uint32_t w_max;           /* bytes before the last reduction */
     uint32_t k;               /* 2^-10 s until cwnd regains w_max */
     uint32_t acc;             /* growth remainder (bytes * 2^10 or bytes) */
-    uint32_t pad_;
+    uint32_t cwnd_prior;      /* cwnd at the last reduction (RFC 9438) */
     uint64_t w_est;           /* Reno-friendly estimate, bytes * 2^10 */
     uint64_t epoch;           /* ns start of avoidance epoch, 0 = none */
 } tcp_cubic;

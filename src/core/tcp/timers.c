@@ -165,7 +165,11 @@ static void rto_expired(tern_stack *st, struct tern_conn *c)
     }
     CTR(st, tcp_rto_expiries);
     c->flags &= ~(uint32_t)(TF_TLP | TF_TLP_SENT | TF_RACK);
-    if (c->backoff == 0)
+    /* ssthresh is held after the first timeout of a segment (RFC 5681
+     * 3.1) and, as Linux does, in a recovery: the loss of this window was
+     * answered when it began, and a second reduction would start from
+     * PRR's shrunken cwnd, down to the 2-segment floor */
+    if (c->backoff == 0 && !(c->flags & TF_RECOVERY))
         tl->cc->on_rto(c, st->now);
     else
         c->cwnd = c->mss;

@@ -1,0 +1,242 @@
+/* loss_sim.c - not a test: measures loss recovery on the simulated clock.
+ * Two stacks over the mem link (loss each way, 100 us one-way delay) move
+ * a byte stream from end 0 to end 1; prints the time, RTOs, recoveries,
+ * retransmissions and, with -t, one line per recovery start/end and RTO
+ * with the sender's cwnd, ssthresh, pipe and flight before and after.
+ *   loss_sim [-t] [-v] [-r] [-l loss] [-s seed] [-m MiB] [-d delay_us]
+ *            [-b Mbit/s]
+ * -v: also the last steps before each RTO; -r: NewReno instead of CUBIC;
+ * -b: a link rate (default none: a whole flight arrives at one instant
+ * and the receiver answers it with one ACK). The time includes the
+ * handshake (a lost SYN costs a second). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tcp/tcp.h"
+
+typedef struct sim {
+    pair *p;
+    tern_conn *cli, *srv;
+    uint64_t total, sent, rcvd;
+    int closed;
+} sim;
+
+static void pump(tern_stack *st, sim *x)
+{
+    static uint8_t chunk[65536];
+    while (x->cli && x->sent < x->total) {
+        size_t space = tern_tcp_send_space(st, x->cli);
+        if (!space)
+            break;
+        size_t n = x->total - x->sent;
+        if (n > sizeof chunk)
+            n = sizeof chunk;
+        if (n > space)
+            n = space;
+        long r = tern_tcp_send(st, x->cli, chunk, n);
+        if (r <= 0)
+            break;
+        x->sent += (uint64_t)r;
+    }
+    if (x->cli && x->sent == x->total)
+        tern_tcp_shutdown(st, x->cli);
+}
+
+static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
+{
+    (void)lu;
+    sim *x = tern_get_user(st);
+    x->srv = c;
+    return x;
+}
+static void on_connected(tern_stack *st, tern_conn *c, void *u)
+{
+    sim *x = u;
+    x->cli = c;
+    pump(st, x);
+}
+static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
+{
+    (void)c; (void)n;
+    pump(st, u);
+}
+static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
+                      const uint8_t *d, size_t len)
+{
+    (void)st; (void)c; (void)b; (void)d;
+    ((sim *)u)->rcvd += len;
+    return len;
+}
+static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
+{
+    (void)u;
+    tern_tcp_close(st, c);
+}
+static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
+{
+    (void)st; (void)reason;
+    sim *x = u;
+    if (c == x->cli)
+        x->cli = NULL;
+    else
+        x->srv = NULL;
+    x->closed++;
+}
+
+static const tern_callbacks CB = {
+    .accepted = on_accepted, .connected = on_connected, .recv = on_recv,
+    .acked = on_acked, .peer_closed = on_peer_closed, .closed = on_closed,
+};
+
+static uint8_t cc_choice;
+static void tw(tern_config *c, int end)
+{
+    (void)end;
+    c->time_wait_ms = 100;
+    c->cc = cc_choice;
+}
+
+typedef struct snap {
+    uint32_t cwnd, ssthresh, pipe, flight, flags;
+    uint64_t rto, rtx;
+} snap;
+
+static snap take(tern_stack *st, tern_conn *k)
+{
+    struct tern_conn *c = (struct tern_conn *)k;
+    snap s = {0};
+    if (!c)
+        return s;
+    uint32_t m = c->mss;
+    s.cwnd = c->cwnd / m;
+    s.ssthresh = c->ssthresh >= 0x7fffffffu ? 9999 : c->ssthresh / m;
+    s.pipe = sb_pipe(c, m) / m;
+    s.flight = (c->snd_max - c->snd_una) / m;
+    s.flags = c->flags;
+    s.rto = tern_get_counters(st)->tcp_rto_expiries;
+    s.rtx = tern_get_counters(st)->tcp_retransmits;
+    return s;
+}
+
+/* -v: the state after each of the last RING steps before an RTO (time of
+ * the step's input and poll): the sender's window in segments from snd_una,
+ * the receiver's rcv_nxt, and what the link carried and dropped each way. */
+#define RING 40
+static char ring[RING][320];
+static unsigned ring_n;
+static bool verbose;
+
+static void ring_add(pair *p, tern_conn *k, tern_conn *rk, uint64_t at,
+                     uint64_t t0)
+{
+    struct tern_conn *c = (struct tern_conn *)k;
+    struct tern_conn *r = (struct tern_conn *)rk;
+    const tern_memlink_stats *d = tern_memlink_get_stats(p->link, 0);
+    const tern_memlink_stats *a = tern_memlink_get_stats(p->link, 1);
+    const tern_counters *n = tern_get_counters(p->st[0]);
+    uint32_t m = c->mss, u = c->snd_una;
+    double t_rtx = c->t_rtx == TERN_NEVER ? -1.0
+                                          : (double)(c->t_rtx - t0) / 1e9;
+    snprintf(ring[ring_n++ % RING], sizeof ring[0],
+             "%10.6f una %u max +%u nxt +%u cwnd %u pipe %u sacked %u "
+             "rec %d recover +%u rtx %llu tlp %llu srtt %u us t_rtx %.6f | "
+             "rcv_nxt +%d | data sent %llu lost %llu | acks sent %llu "
+             "lost %llu",
+             (double)(at - t0) / 1e9, u / m, (c->snd_max - u) / m,
+             (c->snd_nxt - u) / m, c->cwnd / m, sb_pipe(c, m) / m,
+             c->sacked / m, !!(c->flags & TF_RECOVERY),
+             (c->recover - u) / m,
+             (unsigned long long)n->tcp_retransmits,
+             (unsigned long long)n->tcp_tail_loss_probes, c->srtt_us, t_rtx,
+             r ? (int32_t)(r->rcv_nxt - u) / (int32_t)m : 0,
+             (unsigned long long)d->wire, (unsigned long long)d->lost,
+             (unsigned long long)a->wire, (unsigned long long)a->lost);
+}
+
+static void ring_dump(void)
+{
+    for (unsigned i = 0; i < RING; i++)
+        if (ring[(ring_n + i) % RING][0])
+            printf("   %s\n", ring[(ring_n + i) % RING]);
+}
+
+int main(int argc, char **argv)
+{
+    double loss = 0.02;
+    uint64_t seed = 1, mb = 64, delay_us = 100, mbps = 0;
+    bool trace = false;
+    int o;
+    while ((o = getopt(argc, argv, "tvrl:s:m:d:b:")) != -1) {
+        switch (o) {
+        case 't': trace = true; break;
+        case 'v': trace = verbose = true; break;
+        case 'r': cc_choice = TERN_CC_NEWRENO; break;
+        case 'l': loss = atof(optarg); break;
+        case 's': seed = strtoull(optarg, NULL, 10); break;
+        case 'm': mb = strtoull(optarg, NULL, 10); break;
+        case 'd': delay_us = strtoull(optarg, NULL, 10); break;
+        case 'b': mbps = strtoull(optarg, NULL, 10); break;
+        default: return 2;
+        }
+    }
+    tern_memlink_faults f = {0};
+    f.loss = loss;
+    f.delay_ns = delay_us * 1000;
+    f.rate_bps = mbps * 1000000;
+    sim x;
+    memset(&x, 0, sizeof x);
+    x.total = mb << 20;
+    pair *p = pair_new(&f, seed, tw, &CB, &x, &x);
+    x.p = p;
+    tern_tcp_listen(p->st[1], 5001, &x);
+    tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, NULL);
+    tern_flush(p->st[0]);
+    uint64_t t0 = p->now, limit = p->now + 100000 * TERN_NS_PER_SEC;
+    unsigned entries = 0, sum_ss = 0;
+    snap prev = take(p->st[0], x.cli);
+    while (x.closed < 2 && p->now < limit) {
+        uint64_t at = p->now;
+        if (!pair_step(p))
+            break;
+        if (!x.cli)
+            continue;
+        snap cur = take(p->st[0], x.cli);
+        if (verbose)
+            ring_add(p, x.cli, x.srv, at, t0);
+        if (verbose && cur.rto != prev.rto)
+            ring_dump();
+        bool rec0 = prev.flags & TF_RECOVERY, rec1 = cur.flags & TF_RECOVERY;
+        if (rec1 && !rec0) {
+            entries++;
+            sum_ss += cur.ssthresh;
+        }
+        if (trace && (rec0 != rec1 || cur.rto != prev.rto))
+            printf("%10.6f %-5s cwnd %u->%u ssthresh %u->%u pipe %u->%u "
+                   "flight %u->%u rtx +%llu\n",
+                   (double)(at - t0) / 1e9,
+                   cur.rto != prev.rto ? (rec0 ? "RTO/R" : "RTO")
+                                       : rec1 ? "ENTER" : "EXIT",
+                   prev.cwnd, cur.cwnd, prev.ssthresh, cur.ssthresh,
+                   prev.pipe, cur.pipe, prev.flight, cur.flight,
+                   (unsigned long long)(cur.rtx - prev.rtx));
+        prev = cur;
+    }
+    const tern_counters *c0 = tern_get_counters(p->st[0]);
+    double secs = (double)(p->now - t0) / 1e9;
+    printf("loss %.3f seed %llu %s: %.2f s, %.0f Mbit/s, rto %llu, "
+           "recoveries %u (mean ssthresh at entry %.1f seg), rtx %llu, "
+           "tlp %llu, rack_lost %llu%s\n",
+           loss, (unsigned long long)seed, cc_choice ? "newreno" : "cubic",
+           secs, (double)x.rcvd * 8 / secs / 1e6,
+           (unsigned long long)c0->tcp_rto_expiries, entries,
+           entries ? (double)sum_ss / entries : 0.0,
+           (unsigned long long)c0->tcp_retransmits,
+           (unsigned long long)c0->tcp_tail_loss_probes,
+           (unsigned long long)c0->tcp_rack_lost,
+           x.rcvd == x.total ? "" : " INCOMPLETE");
+    pair_free(p);
+    return x.rcvd == x.total ? 0 : 1;
+}
