@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "tcp/tcp.h"
 #include <stdio.h>
 
 /* ---- callback log ---- */
@@ -826,6 +827,122 @@ static void one_pass_receive(void **s)
     assert_int_equal(k->tcp_in, tcp + 5);
 }
 
+/* What one run of declined_script leaves: the counters, every frame the
+ * stack sent (FNV-1a over the bytes), what reached the app. */
+typedef struct verdict {
+    tern_counters k;
+    uint64_t wire;
+    unsigned frames;
+    size_t nrx, acked;
+    int peer_closed;
+    uint64_t predicted;
+} verdict;
+
+/* Segments in the one-pass shape (32-byte header, NOP NOP TS, good sums)
+ * that the fast path's prediction refuses, between ones it takes: the
+ * raw receive path hands them on parsed (tcp_input_parsed, or the general
+ * ACK path for a new ACK of part of the flight). */
+static void declined_script(bool no_predict, verdict *v)
+{
+    setup(NULL);
+    T->st->tcp->no_predict = no_predict;
+    peer_connect(&P, 80, 40017);
+    uint8_t d[3000];
+    for (size_t i = 0; i < sizeof d; i++)
+        d[i] = (uint8_t)(i * 13 + 1);
+    peer_send(&P, F_ACK | F_PSH, d, 100);           /* predicted */
+    /* three segments out (two full), then an ACK of the first only: a
+     * new ACK that is not the whole flight */
+    assert_int_equal(tern_tcp_send(T->st, E.conn, d, 3000), 3000);
+    th_poll(T);
+    P.ack += 1448;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.acked, 1448);
+    P.ack += 1448;
+    peer_send(&P, F_ACK | F_PSH, d, 10);            /* with data */
+    assert_int_equal(E.acked, 2896);
+    /* out of order, then the hole filled */
+    uint32_t base = P.seq;
+    P.seq = base + 50;
+    peer_send(&P, F_ACK, d + 50, 50);
+    P.seq = base;
+    peer_send(&P, F_ACK, d, 50);
+    P.seq = base + 100;
+    /* an old timestamp (PAWS), an old duplicate, data beyond the window */
+    P.seq = base + 100;
+    P.tsval -= 10;
+    peer_send(&P, F_ACK, d, 20);
+    P.tsval += 20;
+    P.seq = base + 80;
+    peer_send(&P, F_ACK, d, 20);
+    P.seq = base + 100 + 0x40000000;
+    peer_send(&P, F_ACK, d, 20);
+    P.seq = base + 100;
+    /* an ACK beyond what was sent, then the rest of the flight's ACK */
+    P.ack += 5000;
+    peer_send(&P, F_ACK, NULL, 0);
+    P.ack -= 5000;
+    P.ack += 104;
+    peer_send(&P, F_ACK | F_PSH, d, 30);            /* predicted again */
+    /* URG, and no connection on the port */
+    uint8_t f[256];
+    uint8_t opt[12] = {1, 1, 8, 10};
+    th_put32(opt + 4, P.tsval);
+    th_put32(opt + 8, P.tsecr);
+    size_t n = tp_frame(f, TH_PEER_IP, TH_IP, P.port, P.lport, P.seq, P.ack,
+                        F_ACK | 0x20, P.wnd, opt, sizeof opt, d, 5);
+    th_input(T, f, n);
+    P.seq += 5;
+    n = tp_frame(f, TH_PEER_IP, TH_IP, P.port, 81, P.seq, P.ack, F_ACK,
+                 P.wnd, opt, sizeof opt, d, 5);
+    th_input(T, f, n);
+    /* and the peer's FIN with its last bytes */
+    peer_send(&P, F_ACK | F_FIN, d, 7);
+    th_poll(T);
+    memset(v, 0, sizeof *v);
+    v->k = *ctr();
+    v->wire = 0xcbf29ce484222325ull;
+    for (unsigned i = 0; i < T->nout; i++)
+        for (uint32_t j = 0; j < T->out_len[i]; j++)
+            v->wire = (v->wire ^ T->out[i][j]) * 0x100000001b3ull;
+    v->frames = T->nout;
+    v->nrx = E.nrx;
+    v->acked = E.acked;
+    v->peer_closed = E.peer_closed;
+    v->predicted = T->st->tcp->predicted;
+    assert_memory_equal(E.rx, d, 100);
+    teardown(NULL);
+}
+
+/* The same script with the fast path and with the layered path alone:
+ * the same frames, counters and deliveries. */
+static void one_pass_declined(void **s)
+{
+    (void)s;
+    verdict fast, slow;
+    teardown(NULL);
+    declined_script(false, &fast);
+    declined_script(true, &slow);
+    setup(NULL);
+    assert_true(fast.predicted >= 2);
+    assert_int_equal(slow.predicted, 0);
+    assert_memory_equal(&fast.k, &slow.k, sizeof fast.k);
+    assert_true(fast.wire == slow.wire);
+    assert_int_equal(fast.frames, slow.frames);
+    assert_int_equal(fast.nrx, slow.nrx);
+    assert_int_equal(fast.acked, 3000);
+    assert_int_equal(slow.acked, 3000);
+    assert_int_equal(fast.peer_closed, 1);
+    assert_int_equal(slow.peer_closed, 1);
+    assert_int_equal(fast.k.tcp_drop_paws, 1);
+    assert_int_equal(fast.k.tcp_drop_no_conn, 1);
+    assert_int_equal(fast.k.tcp_dup_data_in, 1);
+    assert_int_equal(fast.k.tcp_ooo_segments, 1);
+    assert_int_equal(fast.k.tcp_drop_bad_ack, 1);
+    assert_int_equal(fast.k.tcp_drop_out_of_window, 1);
+    assert_int_equal(fast.nrx, 252);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -852,6 +969,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_checksum_dropped, setup, teardown),
         cmocka_unit_test_setup_teardown(no_delack_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(one_pass_receive, setup, teardown),
+        cmocka_unit_test_setup_teardown(one_pass_declined, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -424,6 +424,49 @@ static struct tern_conn *connected_conn(th **tp)
     return c;
 }
 
+/* conn_hash: every tuple lands inside the table, the tuples of a typical
+ * many-connection mix (one peer's ephemeral ports, or one port on many
+ * addresses) spread over the buckets, and a different secret places them
+ * differently. */
+static void conn_hash_spread(void **s)
+{
+    (void)s;
+    static uint32_t count[4096];
+    for (int key = 0; key < 2; key++) {
+        th *t = th_new(NULL);
+        struct tcp_layer *tl = t->st->tcp;
+        if (key)
+            tl->hk1 = (tl->hk1 * 0x9e3779b97f4a7c15ull) | 1;
+        uint32_t buckets = 1u << (64 - tl->hash_shift);
+        assert_true(buckets >= 2 && buckets <= 4096);
+        for (int mix = 0; mix < 2; mix++) {
+            memset(count, 0, sizeof count);
+            uint32_t most = 0, n = 2 * buckets;
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t h = mix ? conn_hash(tl, TH_PEER_IP, (uint16_t)(32768 + i), 80)
+                                 : conn_hash(tl, TERN_IP4(10, 0, 0, 0) + i * 256, 443, 80);
+                assert_true(h < buckets);
+                if (++count[h] > most)
+                    most = count[h];
+            }
+            /* two per bucket on average; a chain of 12 would be a sign of
+             * a broken mix (for a random function it is far below 1e-3) */
+            assert_true(most <= 12);
+        }
+        assert_int_equal(th_free(t), 0);
+    }
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    uint32_t a = conn_hash(tl, TH_PEER_IP, 40000, 80);
+    uint32_t same = 0;
+    for (int k = 0; k < 64; k++) {
+        tl->hk1 = (tl->hk1 * 0x9e3779b97f4a7c15ull + 2) | 1;
+        same += conn_hash(tl, TH_PEER_IP, 40000, 80) == a;
+    }
+    assert_true(same < 8);
+    assert_int_equal(th_free(t), 0);
+}
+
 static void send_small_buffers(void **s)
 {
     (void)s;
@@ -617,6 +660,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options_roundtrip),
+        cmocka_unit_test(conn_hash_spread),
         cmocka_unit_test(send_whole_buffers),
         cmocka_unit_test(ack_fields_repeat),
         cmocka_unit_test(scoreboard),

@@ -61,7 +61,9 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     tl->conns = conns;
     tl->nconns = n;
     tl->hash = hash;
-    tl->hash_mask = hsize - 1;
+    tl->hash_shift = 64;
+    for (uint32_t m = hsize; m > 1; m >>= 1)
+        tl->hash_shift--;
     tl->lis = lis;
     tl->nlis = nl;
     tern_memset(lis, 0, (size_t)nl * sizeof *lis);

@@ -3,36 +3,6 @@
  * connection (tcp_input_done), timers (tcp_poll) and ICMP errors. */
 #include "cc.h"
 
-/* NOP NOP TS(10): the options of nearly every segment, as one word. */
-#define TS_LAYOUT_WORD 0x0101080au
-
-/* The fixed fields of the segment at b->data: len bytes, a doff-byte
- * header, from src. */
-static void seg_fields(tcp_seg *s, tern_buf *b, uint32_t len, uint32_t doff,
-                       uint32_t src)
-{
-    const uint8_t *h = b->data;
-    s->sport = rd16(h);
-    s->dport = rd16(h + 2);
-    s->flags = h[13];
-    s->seq = rd32(h + 4);
-    s->ack = rd32(h + 8);
-    s->wnd = rd16(h + 14);
-    s->src = src;
-    s->buf = b;
-    s->payload = b->data + doff;
-    s->len = len - doff;
-}
-
-/* Options in the TS_LAYOUT_WORD layout. */
-static void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
-{
-    s->o.has = OPT_TS;
-    s->o.nsack = 0;
-    s->o.tsval = rd32(opt + 4);
-    s->o.tsecr = rd32(opt + 8);
-}
-
 /* Whether the checksum of the len-byte segment at h (in b) is good, or
  * need not be checked. */
 static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
@@ -102,12 +72,6 @@ static void segment_slow(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     if (s->buf)
         buf_release(st, s->buf);
 }
-
-#if defined(__GNUC__)
-#define HOT_INLINE inline __attribute__((always_inline))
-#else
-#define HOT_INLINE inline
-#endif
 
 /* One parsed segment to its connection: predicted, or segment_slow. The
  * fast path keeps no buffer reference (the app takes its own). Inlined
@@ -200,12 +164,14 @@ static inline bool tcp_common_shape(const tern_buf *b, const uint8_t *h)
 
 bool tcp_input_frame(tern_stack *st, tern_buf *b)
 {
-    enum { HDRS = ETH_HDR_LEN + IP4_HDR_LEN, TCP_LEN = TCP_HDR_LEN + TCP_TS_LEN };
+    enum { HDRS = ETH_HDR_LEN + IP4_HDR_LEN };
     struct tcp_layer *tl = TL(st);
     const uint8_t *h = b->data + ETH_HDR_LEN, *t = b->data + HDRS;
     /* cheap field tests of all headers before either sum, so a segment the
      * layered path takes anyway (SYN, no timestamps) is not summed twice */
-    if (!tl || !ip4_common_fields(st, b, HDRS + TCP_LEN, IP4_HDR_LEN + TCP_LEN) ||
+    if (!tl ||
+        !ip4_common_fields(st, b, HDRS + TCP_TS_HDR_LEN,
+                           IP4_HDR_LEN + TCP_TS_HDR_LEN) ||
         !tcp_common_shape(b, t))
         return false;
     uint32_t src = rd32(h + 12), len = rd16(h + 2) - IP4_HDR_LEN;
@@ -216,10 +182,17 @@ bool tcp_input_frame(tern_stack *st, tern_buf *b)
     tl->in_input = true;
     b->data += HDRS;
     b->len = len;                       /* Ethernet padding dropped */
+    /* a tail call: nothing of this frame stays live */
+    return tcp_input_raw(st, b, src);
+}
+
+bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                      uint32_t src)
+{
     tcp_seg s;
-    seg_fields(&s, b, len, TCP_LEN, src);
-    seg_ts_opts(&s, t + TCP_HDR_LEN);
-    segment(st, &s);
+    seg_fields(&s, b, b->len, TCP_TS_HDR_LEN, src);
+    seg_ts_opts(&s, b->data + TCP_HDR_LEN);
+    segment_slow(st, c, &s);
     return true;
 }
 
