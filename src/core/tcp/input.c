@@ -151,15 +151,15 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
 
 /* The TCP half of tcp_input_frame's field tests, on the header h of a
  * segment known to be at least 32 bytes long: a 32-byte header with the
- * NOP NOP TS layout, neither SYN nor RST, nonzero ports, not flagged bad
- * by the NIC. Then parse could not drop it but for the checksum. */
+ * NOP NOP TS layout, neither SYN nor RST, not flagged bad by the NIC.
+ * Then parse could not drop it but for the checksum and zero ports (which
+ * no conn has: tcp_input_parsed tests them). */
 static inline bool tcp_common_shape(const tern_buf *b, const uint8_t *h)
 {
     /* data offset 8 words (the reserved bits are free), SYN and RST */
-    bool shape = (rd16(h + 12) & 0xf006u) ==
-                 ((TCP_HDR_LEN + TCP_TS_LEN) / 4) << 12;
-    return shape && rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD && rd16(h) &&
-           rd16(h + 2) && !(b->flags & TERN_BUF_RX_L4_CSUM_BAD);
+    bool shape = (rd16(h + 12) & 0xf006u) == (TCP_TS_HDR_LEN / 4) << 12;
+    return shape && rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD &&
+           !(b->flags & TERN_BUF_RX_L4_CSUM_BAD);
 }
 
 bool tcp_input_frame(tern_stack *st, tern_buf *b)
@@ -175,11 +175,9 @@ bool tcp_input_frame(tern_stack *st, tern_buf *b)
         !tcp_common_shape(b, t))
         return false;
     uint32_t src = rd32(h + 12), len = rd16(h + 2) - IP4_HDR_LEN;
-    if (!ip4_common_sum_src(st, b, h) || !csum_ok(st, b, t, src, rd32(h + 16), len))
+    if (!ip4_common_sum(st, b, h) || !csum_ok(st, b, t, src, rd32(h + 16), len))
         return false;
     CTR(st, ip_in);
-    CTR(st, tcp_in);
-    tl->in_input = true;
     b->data += HDRS;
     b->len = len;                       /* Ethernet padding dropped */
     /* a tail call: nothing of this frame stays live */
@@ -189,8 +187,21 @@ bool tcp_input_frame(tern_stack *st, tern_buf *b)
 bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       uint32_t src)
 {
+    /* the tests ip4_input and parse would have made before */
+    if (!ip4_src_ok(st, src)) {
+        CTR(st, ip_drop_bad_src);
+        buf_release(st, b);
+        return true;
+    }
+    CTR(st, tcp_in);
+    TL(st)->in_input = true;
     tcp_seg s;
     seg_fields(&s, b, b->len, TCP_TS_HDR_LEN, src);
+    if (!s.sport || !s.dport) {
+        CTR(st, tcp_drop_port0);
+        buf_release(st, b);
+        return true;
+    }
     seg_ts_opts(&s, b->data + TCP_HDR_LEN);
     segment_slow(st, c, &s);
     return true;

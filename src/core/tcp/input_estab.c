@@ -461,6 +461,11 @@ bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src)
     seg_ref r = {NULL, h, b, b->len - TCP_TS_HDR_LEN, true};
     if (!c || TL(st)->no_predict || !tcp_predicted(c, r))
         return tcp_input_parsed(st, c, b, src);
+    /* An established conn's peer passed ip4_src_ok (its SYN or SYN-ACK
+     * came through ip4_input, a cookie's ACK through tcp_input_parsed),
+     * and no conn has a zero port: the tests tcp_input_parsed makes. */
+    CTR(st, tcp_in);
+    TL(st)->in_input = true;
     fast_body(st, c, r);
     buf_release(st, b);
     return true;

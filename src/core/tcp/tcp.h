@@ -765,10 +765,10 @@ static inline void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
     s->o.tsecr = rd32(opt + 8);
 }
 /* The usual segment, as tcp_input_frame takes it: b->data at a
- * TCP_TS_HDR_LEN header, b->len the segment's bytes, checksum and shape
- * checked, counted. Handled like a parsed one (prediction, or
- * tcp_input_parsed), but the fast path reads the header in place.
- * Consumes b; returns true. */
+ * TCP_TS_HDR_LEN header, b->len the segment's bytes, from src (not yet
+ * tested with ip4_src_ok), checksum and shape checked, ip_in counted.
+ * Handled like a parsed one (prediction, or tcp_input_parsed), but the
+ * fast path reads the header in place. Consumes b; returns true. */
 bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src);
 /* tcp_input_raw's way out: c (NULL: none) and that segment, parsed and
  * handed to the general path (input.c). Returns true. */
