@@ -467,6 +467,42 @@ static void conn_hash_spread(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
+/* The send queue's tail ends at sq_end (acks_whole_flight relies on it):
+ * after sends that open buffers, coalesce into the tail, and after ACKs
+ * that release buffers whole or in part. */
+static void sq_tail_ends_at_sq_end(void **s)
+{
+    (void)s;
+    th *t;
+    struct tern_conn *c = connected_conn(&t);
+    uint8_t d[5000];
+    memset(d, 0x5a, sizeof d);
+    static const uint32_t sizes[] = {1, 100, 1448, 1449, 3000, 7, 5000, 64};
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        assert_true(tern_tcp_send(t->st, c, d, sizes[i]) > 0);
+        assert_non_null(c->sq_tail);
+        assert_int_equal(bq_end(c->sq_tail), c->sq_end);
+    }
+    peer p;
+    peer_init(&p, t);
+    p.lport = 80;
+    p.port = 40000;
+    p.seq = c->rcv_nxt;
+    p.tsval = c->ts_recent + 1;
+    p.wnd = 65535;
+    for (uint32_t acked = 700; c->sq_head; acked += 2000) {
+        p.ack = seq_lt(c->snd_una + acked, c->snd_max) ? c->snd_una + acked
+                                                        : c->snd_max;
+        peer_send(&p, 0x10, NULL, 0);
+        th_poll(t);
+        if (c->sq_tail)
+            assert_int_equal(bq_end(c->sq_tail), c->sq_end);
+        p.tsval++;
+    }
+    assert_int_equal(c->snd_una, c->sq_end);
+    assert_int_equal(th_free(t), 0);
+}
+
 static void send_small_buffers(void **s)
 {
     (void)s;
@@ -661,6 +697,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options_roundtrip),
         cmocka_unit_test(conn_hash_spread),
+        cmocka_unit_test(sq_tail_ends_at_sq_end),
         cmocka_unit_test(send_whole_buffers),
         cmocka_unit_test(ack_fields_repeat),
         cmocka_unit_test(scoreboard),

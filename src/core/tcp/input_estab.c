@@ -457,7 +457,7 @@ bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src)
 {
     const uint8_t *h = b->data;
-    struct tern_conn *c = conn_lookup(st, src, rd16(h), rd16(h + 2));
+    struct tern_conn *c = conn_lookup_ports(st, src, rd32(h));
     seg_ref r = {NULL, h, b, b->len - TCP_TS_HDR_LEN, true};
     if (!c || TL(st)->no_predict || !tcp_predicted(c, r))
         return tcp_input_parsed(st, c, b, src);

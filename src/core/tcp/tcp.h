@@ -328,6 +328,8 @@ struct tcp_layer {
     /* config, normalised */
     uint32_t rcv_buf, snd_buf, ooo_max;
     uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
+    uint32_t rto_floor_ms;    /* the RTO at the floor: min(min, max) */
+    uint64_t rto_floor_us;    /* rto_min_ms in us: at or below, the floor */
     uint32_t max_retries, syn_retries;
     uint64_t delack_ns, keepalive_ns, time_wait_ns;
     uint16_t our_mss;         /* MTU - 40 */
@@ -348,22 +350,32 @@ static inline uint64_t ms_ns(uint64_t ms) { return ms * TERN_NS_PER_MS; }
 static inline uint32_t ts_now(uint64_t now) { return (uint32_t)(now >> 20); }
 
 /* ---- conn_table.c ---- */
-/* Bucket of a 4-tuple: multiply-shift hashing (Dietzfelbinger et al.)
- * keyed from the secret: the top bits of the tuple (xor hk0) times the
- * random odd hk1. Two tuples share a bucket with probability at most
- * 2 / buckets over the key, so a peer cannot aim its tuples at a chain. */
+/* Bucket of a 4-tuple, given as raddr and ports = rport << 16 | lport
+ * (the two port fields of a received header as one big-endian word):
+ * multiply-shift hashing (Dietzfelbinger et al.) keyed from the secret,
+ * the top bits of the tuple (xor hk0) times the random odd hk1. Two
+ * tuples share a bucket with probability at most 2 / buckets over the
+ * key, so a peer cannot aim its tuples at a chain. */
+static inline uint32_t conn_hash_ports(const struct tcp_layer *tl,
+                                       uint32_t raddr, uint32_t ports)
+{
+    uint64_t x = (uint64_t)raddr << 32 | ports;
+    return (uint32_t)(((x ^ tl->hk0) * tl->hk1) >> tl->hash_shift);
+}
 static inline uint32_t conn_hash(const struct tcp_layer *tl, uint32_t raddr,
                                  uint16_t rport, uint16_t lport)
 {
-    uint64_t x = ((uint64_t)raddr << 32 | (uint32_t)rport << 16 | lport);
-    return (uint32_t)(((x ^ tl->hk0) * tl->hk1) >> tl->hash_shift);
+    return conn_hash_ports(tl, raddr, (uint32_t)rport << 16 | lport);
 }
-/* The conn of a 4-tuple, or NULL. Inline: once per received segment. */
-static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
-                                            uint16_t rport, uint16_t lport)
+/* The conn of a 4-tuple (ports as for conn_hash_ports), or NULL. Inline:
+ * once per received segment. */
+static inline struct tern_conn *conn_lookup_ports(tern_stack *st,
+                                                  uint32_t raddr,
+                                                  uint32_t ports)
 {
     struct tcp_layer *tl = TL(st);
-    uint32_t i = tl->hash[conn_hash(tl, raddr, rport, lport)];
+    uint16_t rport = (uint16_t)(ports >> 16), lport = (uint16_t)ports;
+    uint32_t i = tl->hash[conn_hash_ports(tl, raddr, ports)];
     while (i != TCP_NIL) {
         struct tern_conn *c = &tl->conns[i];
         if (c->raddr == raddr && c->rport == rport && c->lport == lport)
@@ -371,6 +383,11 @@ static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
         i = c->hnext;
     }
     return NULL;
+}
+static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
+                                            uint16_t rport, uint16_t lport)
+{
+    return conn_lookup_ports(st, raddr, (uint32_t)rport << 16 | lport);
 }
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
                              uint16_t lport);
@@ -476,15 +493,15 @@ static inline void rtt_sample(tern_stack *st, struct tern_conn *c,
     /* G (clock granularity) is 1 ms: our TSval tick */
     uint32_t var4 = c->rttvar_us << 2;
     uint64_t rto_us = (uint64_t)c->srtt_us + (var4 > 1000 ? var4 : 1000);
-    /* rounded up to ms, within [rto_min, rto_max]; the usual RTO is the
-     * floor, decided without the division (ceil(x/1000) <= m iff
-     * x <= m * 1000) */
-    uint64_t ms = tl->rto_min_ms;
-    if (rto_us > ms * 1000)
-        ms = (rto_us + 999) / 1000;
-    if (ms > tl->rto_max_ms)
-        ms = tl->rto_max_ms;
-    c->rto_ms = (uint32_t)ms;
+    /* rounded up to ms, at least rto_min, then at most rto_max; the usual
+     * RTO is the floor, decided without the division (ceil(x/1000) <= m
+     * iff x <= m * 1000), both bounds applied in advance */
+    if (rto_us <= tl->rto_floor_us) {
+        c->rto_ms = tl->rto_floor_ms;
+    } else {
+        uint64_t ms = (rto_us + 999) / 1000;
+        c->rto_ms = ms > tl->rto_max_ms ? tl->rto_max_ms : (uint32_t)ms;
+    }
     c->backoff = 0;
 }
 
@@ -689,9 +706,10 @@ static inline bool ack_report(tern_stack *st, struct tern_conn *c,
  * the ones ack_whole_flight keeps. */
 static inline bool acks_whole_flight(const struct tern_conn *c, uint32_t ack)
 {
+    /* q ends at sq_end, as the queue's tail always does (api.c) */
     const tern_buf *q = c->sq_head;
     return ack == c->snd_max && c->snd_nxt == c->snd_max && q &&
-           q == c->sq_tail && bq_end(q) == ack &&
+           q == c->sq_tail && c->sq_end == ack &&
            !c->nsb && !(c->flags & (TF_FIN_SENT | TF_RECOVERY)) &&
            !cwnd_limited(c, c->snd_max - c->snd_una);
 }
