@@ -412,34 +412,45 @@ static COLD_PATH bool raw_new_ack_general(tern_stack *st, struct tern_conn *c,
     return tcp_new_ack_general(st, c, &s);
 }
 
-/* A new ACK on the fast path. A raw segment has no tcp_seg for the
- * general ACK path: one is made for it there. false: the conn is gone. */
+/* A new ACK on the fast path (tsecr: the segment's echo). A raw segment
+ * has no tcp_seg for the general ACK path: one is made for it there.
+ * false: the conn is gone. */
 static HOT_INLINE bool fast_new_ack(tern_stack *st, struct tern_conn *c,
-                                seg_ref r, uint32_t ack)
+                                    seg_ref r, uint32_t ack, uint32_t tsecr)
 {
     if (acks_whole_flight(c, ack))
         return ack_whole_flight(st, c, ack, (ref_opts(r) & OPT_TS) != 0,
-                                ref_tsecr(r));
+                                tsecr);
     if (!r.raw)
         return tcp_new_ack_general(st, c, r.s);
     return raw_new_ack_general(st, c, r.b);
 }
 
 /* What tcp_input_sync, tcp_ack and rcv_data do for a predicted segment,
- * in the same order, without the decisions prediction already made. */
+ * in the same order, without the decisions prediction already made. For
+ * a raw one, also what tcp_input counts first. */
 static HOT_INLINE void fast_body(tern_stack *st, struct tern_conn *c,
                                  seg_ref r)
 {
+    /* the fields before any store: a store through c may alias the
+     * header as far as the compiler knows, so the values prediction
+     * loaded are reused only if nothing was stored in between */
     uint32_t seq = c->rcv_nxt;          /* the segment's, as predicted */
-    TL(st)->predicted++;
+    uint32_t ack = ref_ack(r), wnd = ref_wnd(r), tsval = ref_tsval(r);
+    uint32_t tsecr = ref_tsecr(r);
+    struct tcp_layer *tl = TL(st);
+    if (r.raw) {
+        CTR(st, tcp_in);
+        tl->in_input = true;
+    }
+    tl->predicted++;
     c->last_rcv = st->now;
     if ((c->flags & TF_TS) && seq_le(seq, c->last_ack_sent))
-        c->ts_recent = ref_tsval(r);
-    uint32_t ack = ref_ack(r);
-    snd_wnd_update(st, c, seq, ack, ref_wnd(r));
+        c->ts_recent = tsval;
+    snd_wnd_update(st, c, seq, ack, wnd);
     /* In ESTABLISHED no FIN of ours is acked here, so a new ACK is
      * refused exactly when an app callback closed the conn: no gen check. */
-    if (ack != c->snd_una && !fast_new_ack(st, c, r, ack))
+    if (ack != c->snd_una && !fast_new_ack(st, c, r, ack, tsecr))
         return;
     if (r.len && deliver(st, c, r.b, ref_payload(r), r.len))
         ack_policy(st, c, false);
@@ -464,8 +475,6 @@ bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src)
     /* An established conn's peer passed ip4_src_ok (its SYN or SYN-ACK
      * came through ip4_input, a cookie's ACK through tcp_input_parsed),
      * and no conn has a zero port: the tests tcp_input_parsed makes. */
-    CTR(st, tcp_in);
-    TL(st)->in_input = true;
     fast_body(st, c, r);
     buf_release(st, b);
     return true;
