@@ -245,6 +245,18 @@ static inline uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst,
     return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) +
            proto + l4_len;
 }
+/* The same sum mod 0xffff with the addresses added whole: a 32-bit word
+ * is its halves' sum mod 0xffff (2^16 = 1 there), and so is each carry
+ * out of 32 bits, added back in. For a checksum's `sum` argument (all of
+ * them fold mod 0xffff): two adds with carries instead of four halves. */
+static inline uint32_t ip4_pseudo_sum32(uint32_t src, uint32_t dst,
+                                        uint8_t proto, uint32_t l4_len)
+{
+    uint32_t s = src + dst;
+    s += s < src;
+    uint32_t t = s + (proto + l4_len);
+    return t + (t < s);
+}
 bool ip4_is_local(const tern_stack *st, uint32_t ip);
 
 /* ---- ICMP (icmp.c) ---- */

@@ -11,8 +11,9 @@ static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
 {
     if (b->flags & TERN_BUF_RX_L4_CSUM_OK || st->cfg.fuzz_skip_csum)
         return true;
-    /* both sums take the pseudo header's 32-bit sum unfolded */
-    uint32_t ps = ip4_pseudo_sum(src, dst, IP_PROTO_TCP, len);
+    /* both sums take the pseudo header's 32-bit sum unfolded, and fold
+     * mod 0xffff: the addresses go in whole */
+    uint32_t ps = ip4_pseudo_sum32(src, dst, IP_PROTO_TCP, len);
     return (b->frag ? csum_chain(b, h, len, ps)
                     : tern_csum_partial(h, len, ps)) == 0xffff;
 }
