@@ -713,8 +713,8 @@ static inline bool acks_whole_flight(const struct tern_conn *c, uint32_t ack)
            !c->nsb && !(c->flags & (TF_FIN_SENT | TF_RECOVERY)) &&
            !cwnd_limited(c, c->snd_max - c->snd_una);
 }
-/* tcp_new_ack_general for such an ACK, same order and effects: release
- * the buffer, take the RTT sample, clear the loss state, stop the RTO
+/* tcp_new_ack_general for such an ACK, same effects: take the RTT
+ * sample, release the buffer, clear the loss state, stop the RTO
  * (nothing is left in flight), report the acked data. ts, tsecr: the
  * segment's timestamp option (rtt_of_ack). false: the conn is gone. */
 static HOT_INLINE bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
@@ -723,12 +723,14 @@ static HOT_INLINE bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
     tern_buf *q = c->sq_head;
     uint32_t data = ack - c->snd_una;
     c->snd_una = ack;
-    sq_put(st, q);
-    /* sq_cur was q or NULL: the queue is empty now */
-    c->sq_head = c->sq_tail = c->sq_cur = NULL;
+    /* the sample before the release: the pool's free callback then has
+     * nothing of the ACK's to keep across it */
     uint32_t rtt = rtt_of_ack(st, c, ts, tsecr, ack);
     if (rtt)
         rtt_sample(st, c, rtt);
+    sq_put(st, q);
+    /* sq_cur was q or NULL: the queue is empty now */
+    c->sq_head = c->sq_tail = c->sq_cur = NULL;
     ack_clear_probes(c);
     c->fack = c->snd_una;
     c->dupacks = 0;
