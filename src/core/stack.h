@@ -186,8 +186,9 @@ static inline bool ip4_hdr_sum_ok(const uint8_t *h)
  * (Ethernet header at b->data) is one buffer of at least min_len bytes to
  * our MAC, IPv4 with a 20-byte header, TCP, not a fragment, to our unicast
  * address, with a total length inside the frame and at least min_total.
- * Then nothing in eth_input or ip4_input drops it but the sum and source
- * tests below (ip4_common_sum_src). Word loads with masks, no byte loops.
+ * Then nothing in eth_input or ip4_input drops it but the sum test below
+ * (ip4_common_sum) and the source test. Word loads with masks, no byte
+ * loops.
  */
 static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
                                      uint32_t min_len, uint32_t min_total)
@@ -213,15 +214,13 @@ static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
            total <= b->len - ETH_HDR_LEN && dst == st->cfg.ip &&
            dst != st->bcast;
 }
-/* The rest of them: a good header sum (or the NIC's flag), a source
- * ip4_src_ok accepts. */
-static inline bool ip4_common_sum_src(const tern_stack *st, const tern_buf *b,
-                                      const uint8_t *h)
+/* The rest of them: a good header sum (or the NIC's flag). The source
+ * test (ip4_src_ok) is the TCP layer's (tcp_input_raw). */
+static inline bool ip4_common_sum(const tern_stack *st, const tern_buf *b,
+                                  const uint8_t *h)
 {
-    if (!(b->flags & TERN_BUF_RX_IP_CSUM_OK) && !st->cfg.fuzz_skip_csum &&
-        !ip4_hdr_sum_ok(h))
-        return false;
-    return ip4_src_ok(st, rd32(h + 12));
+    return (b->flags & TERN_BUF_RX_IP_CSUM_OK) || st->cfg.fuzz_skip_csum ||
+           ip4_hdr_sum_ok(h);
 }
 /*
  * Send an IP datagram whose transport header starts at b->data (headroom
@@ -245,6 +244,18 @@ static inline uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst,
 {
     return (src >> 16) + (src & 0xffff) + (dst >> 16) + (dst & 0xffff) +
            proto + l4_len;
+}
+/* The same sum mod 0xffff with the addresses added whole: a 32-bit word
+ * is its halves' sum mod 0xffff (2^16 = 1 there), and so is each carry
+ * out of 32 bits, added back in. For a checksum's `sum` argument (all of
+ * them fold mod 0xffff): two adds with carries instead of four halves. */
+static inline uint32_t ip4_pseudo_sum32(uint32_t src, uint32_t dst,
+                                        uint8_t proto, uint32_t l4_len)
+{
+    uint32_t s = src + dst;
+    s += s < src;
+    uint32_t t = s + (proto + l4_len);
+    return t + (t < s);
 }
 bool ip4_is_local(const tern_stack *st, uint32_t ip);
 
@@ -270,11 +281,12 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
 /*
  * The common case in one pass, from tern_input: one buffer to our MAC
  * with a 20-byte IPv4 header for our address and the usual TCP segment
- * (32-byte header with NOP NOP TS, neither SYN nor RST, nonzero ports,
- * good sums). Counts and handles it as eth_input, ip4_input and tcp_input
- * would (eth_in is the caller's) and returns true; for anything else
- * returns false having changed nothing, and eth_input takes the frame
- * (and drops and counts what it must). b->data: the Ethernet header.
+ * (32-byte header with NOP NOP TS, neither SYN nor RST, good sums).
+ * Counts and handles it as eth_input, ip4_input and tcp_input would
+ * (eth_in is the caller's; a source ip4_src_ok refuses or a zero port is
+ * dropped under its counter, as there) and returns true; for anything
+ * else returns false having changed nothing, and eth_input takes the
+ * frame (and drops and counts what it must). b->data: the Ethernet header.
  */
 bool tcp_input_frame(tern_stack *st, tern_buf *b);
 /* Release every buffer TCP holds (tern_stack_fini). */

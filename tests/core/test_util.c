@@ -171,6 +171,43 @@ static void test_ip4_hdr_sum_ok_matches_fold(void **state)
     assert_true(ip4_hdr_sum_ok(h));
 }
 
+/* ip4_pseudo_sum32 (whole 32-bit addresses, end-around carries) is the
+ * pseudo header's sum mod 0xffff as ip4_pseudo_sum's 16-bit halves are,
+ * and as tern_csum_partial's sum argument it gives the same verdict:
+ * random and extreme addresses and lengths, good and bad data. */
+static void test_pseudo_sum32_matches_halves(void **state)
+{
+    (void)state;
+    static const uint32_t edge[] = {0, 1, 0xffff, 0x10000, 0xfffeffff,
+                                    0xffffffff, 0x80000000};
+    uint8_t seg[64];
+    uint32_t x = 777;
+    for (int n = 0; n < 50000; n++) {
+        x = x * 1103515245u + 12345u;
+        uint32_t src = n < 49 ? edge[n % 7] : x;
+        x = x * 1103515245u + 12345u;
+        uint32_t dst = n < 49 ? edge[n / 7] : x;
+        uint32_t len = (x >> 8) % (sizeof seg + 1);
+        uint32_t a = ip4_pseudo_sum(src, dst, 6, len);
+        uint32_t b = ip4_pseudo_sum32(src, dst, 6, len);
+        assert_int_equal(a % 0xffff, b % 0xffff);
+        for (uint32_t i = 0; i < len; i++) {
+            x = x * 1103515245u + 12345u;
+            seg[i] = (uint8_t)(x >> 16);
+        }
+        if (len >= 18) {            /* a TCP checksum field: make it good */
+            seg[16] = seg[17] = 0;
+            uint16_t c = (uint16_t)~tern_csum_partial(seg, len, a);
+            seg[16] = (uint8_t)(c >> 8);
+            seg[17] = (uint8_t)c;
+        }
+        assert_int_equal(tern_csum_partial(seg, len, a) == 0xffff,
+                         tern_csum_partial(seg, len, b) == 0xffff);
+        if (len >= 18)
+            assert_true(tern_csum_partial(seg, len, b) == 0xffff);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -179,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_csum_copy_matches_reference),
         cmocka_unit_test(test_csum_all_ones),
         cmocka_unit_test(test_ip4_hdr_sum_ok_matches_fold),
+        cmocka_unit_test(test_pseudo_sum32_matches_halves),
         cmocka_unit_test(test_siphash_vector),
         cmocka_unit_test(test_ip4_text),
         cmocka_unit_test(test_seq_compare),

@@ -424,6 +424,85 @@ static struct tern_conn *connected_conn(th **tp)
     return c;
 }
 
+/* conn_hash: every tuple lands inside the table, the tuples of a typical
+ * many-connection mix (one peer's ephemeral ports, or one port on many
+ * addresses) spread over the buckets, and a different secret places them
+ * differently. */
+static void conn_hash_spread(void **s)
+{
+    (void)s;
+    static uint32_t count[4096];
+    for (int key = 0; key < 2; key++) {
+        th *t = th_new(NULL);
+        struct tcp_layer *tl = t->st->tcp;
+        if (key)
+            tl->hk1 = (tl->hk1 * 0x9e3779b97f4a7c15ull) | 1;
+        uint32_t buckets = 1u << (64 - tl->hash_shift);
+        assert_true(buckets >= 2 && buckets <= 4096);
+        for (int mix = 0; mix < 2; mix++) {
+            memset(count, 0, sizeof count);
+            uint32_t most = 0, n = 2 * buckets;
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t h = mix ? conn_hash(tl, TH_PEER_IP, (uint16_t)(32768 + i), 80)
+                                 : conn_hash(tl, TERN_IP4(10, 0, 0, 0) + i * 256, 443, 80);
+                assert_true(h < buckets);
+                if (++count[h] > most)
+                    most = count[h];
+            }
+            /* two per bucket on average; a chain of 12 would be a sign of
+             * a broken mix (for a random function it is far below 1e-3) */
+            assert_true(most <= 12);
+        }
+        assert_int_equal(th_free(t), 0);
+    }
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    uint32_t a = conn_hash(tl, TH_PEER_IP, 40000, 80);
+    uint32_t same = 0;
+    for (int k = 0; k < 64; k++) {
+        tl->hk1 = (tl->hk1 * 0x9e3779b97f4a7c15ull + 2) | 1;
+        same += conn_hash(tl, TH_PEER_IP, 40000, 80) == a;
+    }
+    assert_true(same < 8);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* The send queue's tail ends at sq_end (acks_whole_flight relies on it):
+ * after sends that open buffers, coalesce into the tail, and after ACKs
+ * that release buffers whole or in part. */
+static void sq_tail_ends_at_sq_end(void **s)
+{
+    (void)s;
+    th *t;
+    struct tern_conn *c = connected_conn(&t);
+    uint8_t d[5000];
+    memset(d, 0x5a, sizeof d);
+    static const uint32_t sizes[] = {1, 100, 1448, 1449, 3000, 7, 5000, 64};
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        assert_true(tern_tcp_send(t->st, c, d, sizes[i]) > 0);
+        assert_non_null(c->sq_tail);
+        assert_int_equal(bq_end(c->sq_tail), c->sq_end);
+    }
+    peer p;
+    peer_init(&p, t);
+    p.lport = 80;
+    p.port = 40000;
+    p.seq = c->rcv_nxt;
+    p.tsval = c->ts_recent + 1;
+    p.wnd = 65535;
+    for (uint32_t acked = 700; c->sq_head; acked += 2000) {
+        p.ack = seq_lt(c->snd_una + acked, c->snd_max) ? c->snd_una + acked
+                                                        : c->snd_max;
+        peer_send(&p, 0x10, NULL, 0);
+        th_poll(t);
+        if (c->sq_tail)
+            assert_int_equal(bq_end(c->sq_tail), c->sq_end);
+        p.tsval++;
+    }
+    assert_int_equal(c->snd_una, c->sq_end);
+    assert_int_equal(th_free(t), 0);
+}
+
 static void send_small_buffers(void **s)
 {
     (void)s;
@@ -617,6 +696,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(options_roundtrip),
+        cmocka_unit_test(conn_hash_spread),
+        cmocka_unit_test(sq_tail_ends_at_sq_end),
         cmocka_unit_test(send_whole_buffers),
         cmocka_unit_test(ack_fields_repeat),
         cmocka_unit_test(scoreboard),

@@ -23,6 +23,9 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->rto_min_ms = cfg->rto_min_ms ? cfg->rto_min_ms : 200;
     tl->rto_max_ms = cfg->rto_max_ms ? cfg->rto_max_ms : 60000;
     tl->rto_init_ms = cfg->rto_initial_ms ? cfg->rto_initial_ms : 1000;
+    tl->rto_floor_us = (uint64_t)tl->rto_min_ms * 1000;
+    tl->rto_floor_ms = tl->rto_min_ms < tl->rto_max_ms ? tl->rto_min_ms
+                                                        : tl->rto_max_ms;
     tl->max_retries = cfg->max_retries ? cfg->max_retries : 8;
     tl->syn_retries = cfg->syn_retries ? cfg->syn_retries : 5;
     tl->delack_ns = ms_ns(cfg->delack_ms ? cfg->delack_ms : 40);
@@ -61,7 +64,9 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     tl->conns = conns;
     tl->nconns = n;
     tl->hash = hash;
-    tl->hash_mask = hsize - 1;
+    tl->hash_shift = 64;
+    for (uint32_t m = hsize; m > 1; m >>= 1)
+        tl->hash_shift--;
     tl->lis = lis;
     tl->nlis = nl;
     tern_memset(lis, 0, (size_t)nl * sizeof *lis);

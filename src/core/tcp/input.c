@@ -3,36 +3,6 @@
  * connection (tcp_input_done), timers (tcp_poll) and ICMP errors. */
 #include "cc.h"
 
-/* NOP NOP TS(10): the options of nearly every segment, as one word. */
-#define TS_LAYOUT_WORD 0x0101080au
-
-/* The fixed fields of the segment at b->data: len bytes, a doff-byte
- * header, from src. */
-static void seg_fields(tcp_seg *s, tern_buf *b, uint32_t len, uint32_t doff,
-                       uint32_t src)
-{
-    const uint8_t *h = b->data;
-    s->sport = rd16(h);
-    s->dport = rd16(h + 2);
-    s->flags = h[13];
-    s->seq = rd32(h + 4);
-    s->ack = rd32(h + 8);
-    s->wnd = rd16(h + 14);
-    s->src = src;
-    s->buf = b;
-    s->payload = b->data + doff;
-    s->len = len - doff;
-}
-
-/* Options in the TS_LAYOUT_WORD layout. */
-static void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
-{
-    s->o.has = OPT_TS;
-    s->o.nsack = 0;
-    s->o.tsval = rd32(opt + 4);
-    s->o.tsecr = rd32(opt + 8);
-}
-
 /* Whether the checksum of the len-byte segment at h (in b) is good, or
  * need not be checked. */
 static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
@@ -41,8 +11,9 @@ static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
 {
     if (b->flags & TERN_BUF_RX_L4_CSUM_OK || st->cfg.fuzz_skip_csum)
         return true;
-    /* both sums take the pseudo header's 32-bit sum unfolded */
-    uint32_t ps = ip4_pseudo_sum(src, dst, IP_PROTO_TCP, len);
+    /* both sums take the pseudo header's 32-bit sum unfolded, and fold
+     * mod 0xffff: the addresses go in whole */
+    uint32_t ps = ip4_pseudo_sum32(src, dst, IP_PROTO_TCP, len);
     return (b->frag ? csum_chain(b, h, len, ps)
                     : tern_csum_partial(h, len, ps)) == 0xffff;
 }
@@ -102,12 +73,6 @@ static void segment_slow(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     if (s->buf)
         buf_release(st, s->buf);
 }
-
-#if defined(__GNUC__)
-#define HOT_INLINE inline __attribute__((always_inline))
-#else
-#define HOT_INLINE inline
-#endif
 
 /* One parsed segment to its connection: predicted, or segment_slow. The
  * fast path keeps no buffer reference (the app takes its own). Inlined
@@ -187,39 +152,59 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
 
 /* The TCP half of tcp_input_frame's field tests, on the header h of a
  * segment known to be at least 32 bytes long: a 32-byte header with the
- * NOP NOP TS layout, neither SYN nor RST, nonzero ports, not flagged bad
- * by the NIC. Then parse could not drop it but for the checksum. */
+ * NOP NOP TS layout, neither SYN nor RST, not flagged bad by the NIC.
+ * Then parse could not drop it but for the checksum and zero ports (which
+ * no conn has: tcp_input_parsed tests them). */
 static inline bool tcp_common_shape(const tern_buf *b, const uint8_t *h)
 {
     /* data offset 8 words (the reserved bits are free), SYN and RST */
-    bool shape = (rd16(h + 12) & 0xf006u) ==
-                 ((TCP_HDR_LEN + TCP_TS_LEN) / 4) << 12;
-    return shape && rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD && rd16(h) &&
-           rd16(h + 2) && !(b->flags & TERN_BUF_RX_L4_CSUM_BAD);
+    bool shape = (rd16(h + 12) & 0xf006u) == (TCP_TS_HDR_LEN / 4) << 12;
+    return shape && rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD &&
+           !(b->flags & TERN_BUF_RX_L4_CSUM_BAD);
 }
 
 bool tcp_input_frame(tern_stack *st, tern_buf *b)
 {
-    enum { HDRS = ETH_HDR_LEN + IP4_HDR_LEN, TCP_LEN = TCP_HDR_LEN + TCP_TS_LEN };
+    enum { HDRS = ETH_HDR_LEN + IP4_HDR_LEN };
     struct tcp_layer *tl = TL(st);
     const uint8_t *h = b->data + ETH_HDR_LEN, *t = b->data + HDRS;
     /* cheap field tests of all headers before either sum, so a segment the
      * layered path takes anyway (SYN, no timestamps) is not summed twice */
-    if (!tl || !ip4_common_fields(st, b, HDRS + TCP_LEN, IP4_HDR_LEN + TCP_LEN) ||
+    if (!tl ||
+        !ip4_common_fields(st, b, HDRS + TCP_TS_HDR_LEN,
+                           IP4_HDR_LEN + TCP_TS_HDR_LEN) ||
         !tcp_common_shape(b, t))
         return false;
     uint32_t src = rd32(h + 12), len = rd16(h + 2) - IP4_HDR_LEN;
-    if (!ip4_common_sum_src(st, b, h) || !csum_ok(st, b, t, src, rd32(h + 16), len))
+    if (!ip4_common_sum(st, b, h) || !csum_ok(st, b, t, src, rd32(h + 16), len))
         return false;
     CTR(st, ip_in);
-    CTR(st, tcp_in);
-    tl->in_input = true;
     b->data += HDRS;
     b->len = len;                       /* Ethernet padding dropped */
+    /* a tail call: nothing of this frame stays live */
+    return tcp_input_raw(st, b, src);
+}
+
+bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                      uint32_t src)
+{
+    /* the tests ip4_input and parse would have made before */
+    if (!ip4_src_ok(st, src)) {
+        CTR(st, ip_drop_bad_src);
+        buf_release(st, b);
+        return true;
+    }
+    CTR(st, tcp_in);
+    TL(st)->in_input = true;
     tcp_seg s;
-    seg_fields(&s, b, len, TCP_LEN, src);
-    seg_ts_opts(&s, t + TCP_HDR_LEN);
-    segment(st, &s);
+    seg_fields(&s, b, b->len, TCP_TS_HDR_LEN, src);
+    if (!s.sport || !s.dport) {
+        CTR(st, tcp_drop_port0);
+        buf_release(st, b);
+        return true;
+    }
+    seg_ts_opts(&s, b->data + TCP_HDR_LEN);
+    segment_slow(st, c, &s);
     return true;
 }
 

@@ -308,6 +308,55 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 }
 
 /*
+ * What the fast path reads of a segment: a parsed tcp_seg, or the usual
+ * segment's header in place (tcp_input_raw: a TCP_TS_HDR_LEN header with
+ * the timestamp layout, neither SYN nor RST, already checked). The one
+ * body below is inlined into both entries with `raw` a constant, so the
+ * raw one loads each field where it is used instead of copying the header
+ * into a tcp_seg first.
+ */
+typedef struct seg_ref {
+    const tcp_seg *s;         /* !raw */
+    const uint8_t *h;         /* raw: the TCP header (b->data) */
+    tern_buf *b;              /* the segment's buffer */
+    uint32_t len;             /* payload bytes */
+    bool raw;
+} seg_ref;
+
+static inline uint8_t ref_flags(seg_ref r)
+{
+    return r.raw ? r.h[13] : r.s->flags;
+}
+static inline uint32_t ref_seq(seg_ref r)
+{
+    return r.raw ? rd32(r.h + 4) : r.s->seq;
+}
+static inline uint32_t ref_ack(seg_ref r)
+{
+    return r.raw ? rd32(r.h + 8) : r.s->ack;
+}
+static inline uint32_t ref_wnd(seg_ref r)
+{
+    return r.raw ? rd16(r.h + 14) : r.s->wnd;
+}
+static inline uint8_t *ref_payload(seg_ref r)
+{
+    return r.raw ? r.b->data + TCP_TS_HDR_LEN : r.s->payload;
+}
+static inline uint8_t ref_opts(seg_ref r)
+{
+    return r.raw ? OPT_TS : r.s->o.has;
+}
+static inline uint32_t ref_tsval(seg_ref r)
+{
+    return r.raw ? rd32(r.h + TCP_HDR_LEN + 4) : r.s->o.tsval;
+}
+static inline uint32_t ref_tsecr(seg_ref r)
+{
+    return r.raw ? rd32(r.h + TCP_HDR_LEN + 8) : r.s->o.tsecr;
+}
+
+/*
  * Header prediction (Van Jacobson's, as RFC 9293 3.10.7.4's processing
  * reduces to for the common case). The segment an established connection
  * expects next: in sequence, flags ACK (with or without PSH), the usual
@@ -323,46 +372,110 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
  * is new data or a new ACK cannot be a duplicate ACK, so the update is
  * just the SND.WL1/WL2 rule.
  */
-static bool tcp_predicted(const struct tern_conn *c, const tcp_seg *s)
+static inline bool tcp_predicted(const struct tern_conn *c, seg_ref r)
 {
+    uint32_t seq = ref_seq(r), ack = ref_ack(r);
     if (c->state != TERN_TCP_ESTABLISHED ||
-        (s->flags & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_ACK)) !=
+        (ref_flags(r) & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_ACK)) !=
             TCP_ACK ||
-        s->seq != c->rcv_nxt || (c->flags & TF_RECOVERY) || c->nsb ||
+        seq != c->rcv_nxt || (c->flags & TF_RECOVERY) || c->nsb ||
         c->ooo_head)
         return false;
     if (c->flags & TF_TS) {
-        if (s->o.has != OPT_TS || seq_lt(s->o.tsval, c->ts_recent))
+        if (ref_opts(r) != OPT_TS || seq_lt(ref_tsval(r), c->ts_recent))
             return false;
-    } else if (s->o.has & (OPT_TS | OPT_SACK)) {
+    } else if (ref_opts(r) & (OPT_TS | OPT_SACK)) {
         return false;
     }
     /* the ACK: new (at most snd_max), or unchanged on a data segment */
-    if (s->ack == c->snd_una ? s->len == 0
-                             : !seq_gt(s->ack, c->snd_una) ||
-                                   seq_gt(s->ack, c->snd_max))
+    if (ack == c->snd_una ? r.len == 0
+                          : !seq_gt(ack, c->snd_una) || seq_gt(ack, c->snd_max))
         return false;
     /* the data inside the window we advertised */
-    return !s->len || (seq_lt(s->seq, c->rcv_adv) &&
-                       seq_le(s->seq + s->len, c->rcv_adv));
+    return !r.len || (seq_lt(seq, c->rcv_adv) &&
+                      seq_le(seq + r.len, c->rcv_adv));
+}
+
+#if defined(__GNUC__)
+#define COLD_PATH __attribute__((noinline, cold))
+#else
+#define COLD_PATH
+#endif
+/* tcp_new_ack_general for a raw segment (b: its buffer), which needs a
+ * tcp_seg. Out of line: the raw path then keeps none on its stack. */
+static COLD_PATH bool raw_new_ack_general(tern_stack *st, struct tern_conn *c,
+                                          tern_buf *b)
+{
+    tcp_seg s;
+    seg_fields(&s, b, b->len, TCP_TS_HDR_LEN, c->raddr);
+    seg_ts_opts(&s, b->data + TCP_HDR_LEN);
+    return tcp_new_ack_general(st, c, &s);
+}
+
+/* A new ACK on the fast path (tsecr: the segment's echo). A raw segment
+ * has no tcp_seg for the general ACK path: one is made for it there.
+ * false: the conn is gone. */
+static HOT_INLINE bool fast_new_ack(tern_stack *st, struct tern_conn *c,
+                                    seg_ref r, uint32_t ack, uint32_t tsecr)
+{
+    if (acks_whole_flight(c, ack))
+        return ack_whole_flight(st, c, ack, (ref_opts(r) & OPT_TS) != 0,
+                                tsecr);
+    if (!r.raw)
+        return tcp_new_ack_general(st, c, r.s);
+    return raw_new_ack_general(st, c, r.b);
 }
 
 /* What tcp_input_sync, tcp_ack and rcv_data do for a predicted segment,
- * in the same order, without the decisions prediction already made. */
+ * in the same order, without the decisions prediction already made. For
+ * a raw one, also what tcp_input counts first. */
+static HOT_INLINE void fast_body(tern_stack *st, struct tern_conn *c,
+                                 seg_ref r)
+{
+    /* the fields before any store: a store through c may alias the
+     * header as far as the compiler knows, so the values prediction
+     * loaded are reused only if nothing was stored in between */
+    uint32_t seq = c->rcv_nxt;          /* the segment's, as predicted */
+    uint32_t ack = ref_ack(r), wnd = ref_wnd(r), tsval = ref_tsval(r);
+    uint32_t tsecr = ref_tsecr(r);
+    struct tcp_layer *tl = TL(st);
+    if (r.raw) {
+        CTR(st, tcp_in);
+        tl->in_input = true;
+    }
+    tl->predicted++;
+    c->last_rcv = st->now;
+    if ((c->flags & TF_TS) && seq_le(seq, c->last_ack_sent))
+        c->ts_recent = tsval;
+    snd_wnd_update(st, c, seq, ack, wnd);
+    /* In ESTABLISHED no FIN of ours is acked here, so a new ACK is
+     * refused exactly when an app callback closed the conn: no gen check. */
+    if (ack != c->snd_una && !fast_new_ack(st, c, r, ack, tsecr))
+        return;
+    if (r.len && deliver(st, c, r.b, ref_payload(r), r.len))
+        ack_policy(st, c, false);
+}
+
 bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 {
-    if (!tcp_predicted(c, s))
+    seg_ref r = {s, NULL, s->buf, s->len, false};
+    if (!tcp_predicted(c, r))
         return false;
-    TL(st)->predicted++;
-    c->last_rcv = st->now;
-    if ((c->flags & TF_TS) && seq_le(s->seq, c->last_ack_sent))
-        c->ts_recent = s->o.tsval;
-    tcp_snd_wnd_update(st, c, s);
-    /* In ESTABLISHED no FIN of ours is acked here, so tcp_new_ack is
-     * false exactly when an app callback closed the conn: no gen check. */
-    if (s->ack != c->snd_una && !tcp_new_ack(st, c, s))
-        return true;
-    if (s->len && deliver(st, c, s->buf, s->payload, s->len))
-        ack_policy(st, c, false);
+    fast_body(st, c, r);
+    return true;
+}
+
+bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src)
+{
+    const uint8_t *h = b->data;
+    struct tern_conn *c = conn_lookup_ports(st, src, rd32(h));
+    seg_ref r = {NULL, h, b, b->len - TCP_TS_HDR_LEN, true};
+    if (!c || TL(st)->no_predict || !tcp_predicted(c, r))
+        return tcp_input_parsed(st, c, b, src);
+    /* An established conn's peer passed ip4_src_ok (its SYN or SYN-ACK
+     * came through ip4_input, a cookie's ACK through tcp_input_parsed),
+     * and no conn has a zero port: the tests tcp_input_parsed makes. */
+    fast_body(st, c, r);
+    buf_release(st, b);
     return true;
 }

@@ -6,6 +6,14 @@
 
 #include "stack.h"
 
+/* Always inlined: a hot body shared by two entries (or used once per
+ * segment by several callers), so neither pays a call for it. */
+#if defined(__GNUC__)
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define HOT_INLINE inline
+#endif
+
 /* ---- wire ---- */
 #define TCP_HDR_LEN 20
 #define TCP_FIN 0x01
@@ -307,7 +315,7 @@ struct tcp_layer {
     uint32_t used;
     uint32_t half_open;
     uint32_t *hash;
-    uint32_t hash_mask;
+    uint32_t hash_shift;      /* 64 - log2(buckets): conn_hash's top bits */
     uint64_t hk0, hk1;        /* table hash keys (from the secret) */
     struct tcp_listener *lis;
     uint32_t nlis;
@@ -320,6 +328,8 @@ struct tcp_layer {
     /* config, normalised */
     uint32_t rcv_buf, snd_buf, ooo_max;
     uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
+    uint32_t rto_floor_ms;    /* the RTO at the floor: min(min, max) */
+    uint64_t rto_floor_us;    /* rto_min_ms in us: at or below, the floor */
     uint32_t max_retries, syn_retries;
     uint64_t delack_ns, keepalive_ns, time_wait_ns;
     uint16_t our_mss;         /* MTU - 40 */
@@ -340,24 +350,32 @@ static inline uint64_t ms_ns(uint64_t ms) { return ms * TERN_NS_PER_MS; }
 static inline uint32_t ts_now(uint64_t now) { return (uint32_t)(now >> 20); }
 
 /* ---- conn_table.c ---- */
-/* Bucket of a 4-tuple: a multiply-xorshift hash keyed from the secret
- * (hk0, hk1), so a peer cannot aim its tuples at one chain. */
+/* Bucket of a 4-tuple, given as raddr and ports = rport << 16 | lport
+ * (the two port fields of a received header as one big-endian word):
+ * multiply-shift hashing (Dietzfelbinger et al.) keyed from the secret,
+ * the top bits of the tuple (xor hk0) times the random odd hk1. Two
+ * tuples share a bucket with probability at most 2 / buckets over the
+ * key, so a peer cannot aim its tuples at a chain. */
+static inline uint32_t conn_hash_ports(const struct tcp_layer *tl,
+                                       uint32_t raddr, uint32_t ports)
+{
+    uint64_t x = (uint64_t)raddr << 32 | ports;
+    return (uint32_t)(((x ^ tl->hk0) * tl->hk1) >> tl->hash_shift);
+}
 static inline uint32_t conn_hash(const struct tcp_layer *tl, uint32_t raddr,
                                  uint16_t rport, uint16_t lport)
 {
-    uint64_t x = ((uint64_t)raddr << 32 | (uint32_t)rport << 16 | lport);
-    x ^= tl->hk0;
-    x *= 0x9e3779b97f4a7c15ull;
-    x ^= x >> 29;
-    x *= tl->hk1;
-    return (uint32_t)(x >> 40) & tl->hash_mask;
+    return conn_hash_ports(tl, raddr, (uint32_t)rport << 16 | lport);
 }
-/* The conn of a 4-tuple, or NULL. Inline: once per received segment. */
-static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
-                                            uint16_t rport, uint16_t lport)
+/* The conn of a 4-tuple (ports as for conn_hash_ports), or NULL. Inline:
+ * once per received segment. */
+static inline struct tern_conn *conn_lookup_ports(tern_stack *st,
+                                                  uint32_t raddr,
+                                                  uint32_t ports)
 {
     struct tcp_layer *tl = TL(st);
-    uint32_t i = tl->hash[conn_hash(tl, raddr, rport, lport)];
+    uint16_t rport = (uint16_t)(ports >> 16), lport = (uint16_t)ports;
+    uint32_t i = tl->hash[conn_hash_ports(tl, raddr, ports)];
     while (i != TCP_NIL) {
         struct tern_conn *c = &tl->conns[i];
         if (c->raddr == raddr && c->rport == rport && c->lport == lport)
@@ -365,6 +383,11 @@ static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
         i = c->hnext;
     }
     return NULL;
+}
+static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
+                                            uint16_t rport, uint16_t lport)
+{
+    return conn_lookup_ports(st, raddr, (uint32_t)rport << 16 | lport);
 }
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
                              uint16_t lport);
@@ -470,15 +493,15 @@ static inline void rtt_sample(tern_stack *st, struct tern_conn *c,
     /* G (clock granularity) is 1 ms: our TSval tick */
     uint32_t var4 = c->rttvar_us << 2;
     uint64_t rto_us = (uint64_t)c->srtt_us + (var4 > 1000 ? var4 : 1000);
-    /* rounded up to ms, within [rto_min, rto_max]; the usual RTO is the
-     * floor, decided without the division (ceil(x/1000) <= m iff
-     * x <= m * 1000) */
-    uint64_t ms = tl->rto_min_ms;
-    if (rto_us > ms * 1000)
-        ms = (rto_us + 999) / 1000;
-    if (ms > tl->rto_max_ms)
-        ms = tl->rto_max_ms;
-    c->rto_ms = (uint32_t)ms;
+    /* rounded up to ms, at least rto_min, then at most rto_max; the usual
+     * RTO is the floor, decided without the division (ceil(x/1000) <= m
+     * iff x <= m * 1000), both bounds applied in advance */
+    if (rto_us <= tl->rto_floor_us) {
+        c->rto_ms = tl->rto_floor_ms;
+    } else {
+        uint64_t ms = (rto_us + 999) / 1000;
+        c->rto_ms = ms > tl->rto_max_ms ? tl->rto_max_ms : (uint32_t)ms;
+    }
     c->backoff = 0;
 }
 
@@ -603,39 +626,53 @@ void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c,
 /* ACK processing; false when the segment must go no further (bad ACK,
  * or the conn was closed). */
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
-/* The send window update of RFC 9293 3.10.7.4 (SND.WL1/WL2 rule).
- * Inline: every segment with an ACK runs it. */
-static inline void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
-                                      const tcp_seg *s)
+/* The send window update of RFC 9293 3.10.7.4 (SND.WL1/WL2 rule) for a
+ * segment's seq, ack and raw window field. Inline: every segment with an
+ * ACK runs it. */
+static inline void snd_wnd_update(tern_stack *st, struct tern_conn *c,
+                                  uint32_t seq, uint32_t ack, uint32_t wnd_raw)
 {
-    if (seq_lt(c->snd_wl1, s->seq) ||
-        (c->snd_wl1 == s->seq && seq_le(c->snd_wl2, s->ack))) {
-        uint32_t wnd = s->wnd << c->snd_ws;
+    if (seq_lt(c->snd_wl1, seq) ||
+        (c->snd_wl1 == seq && seq_le(c->snd_wl2, ack))) {
+        uint32_t wnd = wnd_raw << c->snd_ws;
         if (wnd > c->snd_wnd && c->sq_end != c->snd_nxt)
             conn_pend(st, c, TF_OUTPUT);
         c->snd_wnd = wnd;
-        c->snd_wl1 = s->seq;
-        c->snd_wl2 = s->ack;
+        c->snd_wl1 = seq;
         if (wnd > c->max_sndwnd)
             c->max_sndwnd = wnd;
+        /* apart from wl1: gcc would pair the two stores through a vector
+         * register, four instructions for two */
+        c->snd_wl2 = ack;
     }
 }
-/* The RTT sample (us, +1 so that 0 means none) an ACK gives: from its
- * timestamp echo, else from the timed segment (Karn). */
-static inline uint32_t rtt_of(tern_stack *st, struct tern_conn *c,
-                              const tcp_seg *s)
+static inline void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
+                                      const tcp_seg *s)
 {
-    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && s->o.tsecr) {
-        uint32_t ticks = ts_now(st->now) + c->ts_off - s->o.tsecr;
+    snd_wnd_update(st, c, s->seq, s->ack, s->wnd);
+}
+/* The RTT sample (us, +1 so that 0 means none) an ACK gives: from its
+ * timestamp echo tsecr (ts: the segment has a timestamp option), else
+ * from the timed segment (Karn). */
+static inline uint32_t rtt_of_ack(tern_stack *st, struct tern_conn *c,
+                                  bool ts, uint32_t tsecr, uint32_t ack)
+{
+    if ((c->flags & TF_TS) && ts && tsecr) {
+        uint32_t ticks = ts_now(st->now) + c->ts_off - tsecr;
         if (ticks < (1u << 22))
             return ticks * 1049u + 1;
         return 0;
     }
-    if ((c->flags & TF_RTT_TIMING) && seq_ge(s->ack, c->rtt_seq)) {
+    if ((c->flags & TF_RTT_TIMING) && seq_ge(ack, c->rtt_seq)) {
         c->flags &= ~(uint32_t)TF_RTT_TIMING;
         return (uint32_t)((st->now - c->rtt_at) / 1000) + 1;
     }
     return 0;
+}
+static inline uint32_t rtt_of(tern_stack *st, struct tern_conn *c,
+                              const tcp_seg *s)
+{
+    return rtt_of_ack(st, c, (s->o.has & OPT_TS) != 0, s->o.tsecr, s->ack);
 }
 /* RFC 7661 / RFC 9438 5.8: cwnd grows only while it limits the sender.
  * A request/response flow keeps a segment or two in flight whatever cwnd
@@ -669,31 +706,33 @@ static inline bool ack_report(tern_stack *st, struct tern_conn *c,
  * (no FIN sent, recovery, scoreboard or rewound snd_nxt) and cwnd not
  * limiting. tcp_new_ack_general would then take none of its branches but
  * the ones ack_whole_flight keeps. */
-static inline bool acks_whole_flight(const struct tern_conn *c,
-                                     const tcp_seg *s)
+static inline bool acks_whole_flight(const struct tern_conn *c, uint32_t ack)
 {
+    /* q ends at sq_end, as the queue's tail always does (api.c) */
     const tern_buf *q = c->sq_head;
-    return s->ack == c->snd_max && c->snd_nxt == c->snd_max && q &&
-           q == c->sq_tail && bq_end(q) == s->ack &&
+    return ack == c->snd_max && c->snd_nxt == c->snd_max && q &&
+           q == c->sq_tail && c->sq_end == ack &&
            !c->nsb && !(c->flags & (TF_FIN_SENT | TF_RECOVERY)) &&
            !cwnd_limited(c, c->snd_max - c->snd_una);
 }
-/* tcp_new_ack_general for such an ACK, same order and effects: release
- * the buffer, take the RTT sample, clear the loss state, stop the RTO
- * (nothing is left in flight), report the acked data. false: the conn is
- * gone. */
-static inline bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
-                                    const tcp_seg *s)
+/* tcp_new_ack_general for such an ACK, same effects: take the RTT
+ * sample, release the buffer, clear the loss state, stop the RTO
+ * (nothing is left in flight), report the acked data. ts, tsecr: the
+ * segment's timestamp option (rtt_of_ack). false: the conn is gone. */
+static HOT_INLINE bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
+                                    uint32_t ack, bool ts, uint32_t tsecr)
 {
     tern_buf *q = c->sq_head;
-    uint32_t data = s->ack - c->snd_una;
-    c->snd_una = s->ack;
+    uint32_t data = ack - c->snd_una;
+    c->snd_una = ack;
+    /* the sample before the release: the pool's free callback then has
+     * nothing of the ACK's to keep across it */
+    uint32_t rtt = rtt_of_ack(st, c, ts, tsecr, ack);
+    if (rtt)
+        rtt_sample(st, c, rtt);
     sq_put(st, q);
     /* sq_cur was q or NULL: the queue is empty now */
     c->sq_head = c->sq_tail = c->sq_cur = NULL;
-    uint32_t rtt = rtt_of(st, c, s);
-    if (rtt)
-        rtt_sample(st, c, rtt);
     ack_clear_probes(c);
     c->fack = c->snd_una;
     c->dupacks = 0;
@@ -710,13 +749,53 @@ bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
 static inline bool tcp_new_ack(tern_stack *st, struct tern_conn *c,
                                const tcp_seg *s)
 {
-    if (acks_whole_flight(c, s))
-        return ack_whole_flight(st, c, s);
+    if (acks_whole_flight(c, s->ack))
+        return ack_whole_flight(st, c, s->ack, (s->o.has & OPT_TS) != 0,
+                                s->o.tsecr);
     return tcp_new_ack_general(st, c, s);
 }
 /* Header prediction (input_estab.c): when s is the segment an established
  * conn expects next, handle it and return true; else do nothing. */
 bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s);
+/* NOP NOP TS(10): the options of nearly every segment, as one word. */
+#define TS_LAYOUT_WORD 0x0101080au
+/* The usual header: 20 bytes and the TS_LAYOUT_WORD options. */
+#define TCP_TS_HDR_LEN (TCP_HDR_LEN + TCP_TS_LEN)
+/* The fixed fields of the segment at b->data: len bytes, a doff-byte
+ * header, from src. */
+static inline void seg_fields(tcp_seg *s, tern_buf *b, uint32_t len,
+                              uint32_t doff, uint32_t src)
+{
+    const uint8_t *h = b->data;
+    s->sport = rd16(h);
+    s->dport = rd16(h + 2);
+    s->flags = h[13];
+    s->seq = rd32(h + 4);
+    s->ack = rd32(h + 8);
+    s->wnd = rd16(h + 14);
+    s->src = src;
+    s->buf = b;
+    s->payload = b->data + doff;
+    s->len = len - doff;
+}
+/* Options in the TS_LAYOUT_WORD layout. */
+static inline void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
+{
+    s->o.has = OPT_TS;
+    s->o.nsack = 0;
+    s->o.tsval = rd32(opt + 4);
+    s->o.tsecr = rd32(opt + 8);
+}
+/* The usual segment, as tcp_input_frame takes it: b->data at a
+ * TCP_TS_HDR_LEN header, b->len the segment's bytes, from src (not yet
+ * tested with ip4_src_ok), checksum and shape checked, ip_in counted.
+ * Handled like a parsed one (prediction, or tcp_input_parsed), but the
+ * fast path reads the header in place. Consumes b; returns true. */
+bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src);
+/* tcp_input_raw's way out: c (NULL: none) and that segment, parsed and
+ * handed to the general path (input.c). Returns true. */
+bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
+                      uint32_t src);
 /* Rate-limited challenge ACK (RFC 5961). */
 void tcp_challenge_ack(tern_stack *st, struct tern_conn *c);
 
