@@ -184,11 +184,13 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
  * checksum is the template's sum plus length and id, and the frame goes
  * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
  * the flags have ACK and not SYN (xmit sends anything else the slow way).
+ * caps: st->cfg.caps, or 0 from a caller that knows it has no checksum
+ * offload (then that copy has no offload tests).
  */
-static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
-                                          struct tern_conn *c, tern_buf *b,
-                                          uint32_t seq, uint32_t len,
-                                          uint32_t fs, bool ts, uint32_t wnd)
+static LAYOUT_INLINE void xmit_frame(tern_stack *st, struct tern_conn *c,
+                                     tern_buf *b, uint32_t seq, uint32_t len,
+                                     uint32_t fs, bool ts, uint32_t wnd,
+                                     uint32_t caps)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
@@ -196,6 +198,15 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
     uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
     uint16_t id = st->ip_id++;
+    /* the buffer's fields before the header's byte stores, which the
+     * compiler must assume may alias them */
+    uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
+                                         TERN_BUF_TX_IP_CSUM);
+    if (b->tso_mss)
+        bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
+    b->l2_len = ETH_HDR_LEN;
+    b->l3_len = IP4_HDR_LEN;
+    b->l4_len = (uint8_t)hlen;
     b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
     b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
     uint8_t *h = b->data, *ip = h + ETH_HDR_LEN, *t = ip + IP4_HDR_LEN;
@@ -209,17 +220,12 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
     uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack +
                    (hlen << 26 | wnd) + fs;
     if (ts) {
-        uint32_t tsval = ts_now(st->now) + c->ts_off;
+        uint32_t tsval = ts_now(st->now) + c->ts_off, tsecr = c->ts_recent;
+        sum += (uint64_t)tsval + tsecr;
         wr32(t + 20, 0x0101080au);          /* NOP NOP TS(10) */
         wr32(t + 24, tsval);
-        wr32(t + 28, c->ts_recent);
-        sum += (uint64_t)tsval + c->ts_recent;
+        wr32(t + 28, tsecr);
     }
-    uint32_t caps = st->cfg.caps;
-    uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
-                                         TERN_BUF_TX_IP_CSUM);
-    if (b->tso_mss)
-        bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
     if (caps & TERN_CAP_TX_IP_CSUM)
         bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
     else
@@ -233,13 +239,19 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
         wr32(t + 16, (~tx_fold64(sum) & 0xffffu) << 16);
     }
     b->flags = bf;
-    b->l2_len = ETH_HDR_LEN;
-    b->l3_len = IP4_HDR_LEN;
-    b->l4_len = (uint8_t)hlen;
     CTR(st, tcp_out);
     CTR(st, ip_out);
     CTR(st, eth_out);
     stack_tx(st, b);
+}
+
+/* xmit_frame with the stack's offload caps. */
+static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
+                                          struct tern_conn *c, tern_buf *b,
+                                          uint32_t seq, uint32_t len,
+                                          uint32_t fs, bool ts, uint32_t wnd)
+{
+    xmit_frame(st, c, b, seq, len, fs, ts, wnd, st->cfg.caps);
 }
 
 /* xmit_layout_wnd with the window field (and ack_sent) of this moment. */
@@ -761,11 +773,55 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
     tcp_rearm(st, c);
 }
 
+/*
+ * The lone segment (tcp_lone_ready, tcp.h): output_one would take its
+ * in-place case and its lone-segment bookkeeping; send_lone does the same
+ * work in one function, with one header layout inline.
+ */
+static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
+                                           bool ts)
+{
+    tern_buf *q = c->sq_cur;
+    uint32_t seq = c->snd_nxt, len = bq_len(q);
+    uint32_t fs = flags_sum(TCP_ACK | TCP_PSH, (q->cb[1] >> 32) & 0xffff);
+    q->frag = NULL;                 /* stale link of a finished TSO frame */
+    q->cb32 = tx_stamp(st->now, false);                     /* RACK */
+    q->refs = 2;                    /* the driver's reference (refs was 1) */
+    q->data = bq_data(q);
+    q->tso_mss = 0;
+    xmit_layout(st, c, q, seq, len, fs, ts);
+    if (ts)
+        c->snd_max = seq + len;     /* note_new_end: timestamps time it */
+    else
+        note_new_end(st, c, seq + len);
+    count_data_out(st, c, len);
+    tcp_arm_rto_lone(st, c);
+    c->snd_nxt = seq + len;
+    c->sq_cur = NULL;
+}
+
+static GENERAL_PATH void send_lone(tern_stack *st, struct tern_conn *c)
+{
+    if (c->flags & TF_TS)
+        send_lone_layout(st, c, true);
+    else
+        send_lone_layout(st, c, false);
+}
+
+static GENERAL_PATH void output_rest(tern_stack *st, struct tcp_layer *tl,
+                                     struct tern_conn *c)
+{
+    if (!output_one(st, tl, c))
+        output_general(st, tl, c);
+}
+
 void tcp_output(tern_stack *st, struct tern_conn *c)
 {
     struct tcp_layer *tl = TL(st);
-    if (!output_one(st, tl, c))
-        output_general(st, tl, c);
+    if (tcp_lone_ready(st, c))
+        send_lone(st, c);
+    else
+        output_rest(st, tl, c);
 }
 
 static void ctl_send(tern_stack *st, struct tern_conn *c, uint32_t seq,

@@ -564,6 +564,33 @@ static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
         step = c->rcv_mss;
     return avail >= old + step ? avail : old;
 }
+/*
+ * tcp_output's shortcut (output.c send_lone): the request or response of
+ * a request/response flow. The only queue buffer, nothing in flight
+ * before it (snd_una = snd_nxt = snd_max = its seq), at most one MSS that
+ * both windows take (Nagle holds nothing back with nothing in flight),
+ * not empty, its payload sum known, room for the largest headers in front
+ * of it, no SACK blocks to send and a valid transmit template (not
+ * rebuilt here: the general path does that). output_one then sends it in
+ * place with ACK|PSH and takes its lone-segment bookkeeping.
+ */
+static inline bool tcp_lone_ready(const tern_stack *st,
+                                  const struct tern_conn *c)
+{
+    const tern_buf *q = c->sq_cur;
+    uint32_t seq = c->snd_nxt;
+    if (!q || q != c->sq_tail || bq_seq(q) != seq || seq != c->snd_una ||
+        seq != c->snd_max || q->refs != 1 ||
+        c->state != TERN_TCP_ESTABLISHED || c->nsb ||
+        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED)) ||
+        ((c->flags & TF_SACK) && c->ooo_head))
+        return false;
+    uint32_t len = bq_len(q);
+    return len && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
+           (uint32_t)q->cb[1] >= ETH_HDR_LEN + IP4_HDR_LEN + 60 &&
+           ((q->cb[1] & BQ_CSUM_OK) || (st->cfg.caps & TERN_CAP_TX_L4_CSUM)) &&
+           c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
+}
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
 void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
                             uint16_t mss, int ws, bool sack, bool ts,
