@@ -280,7 +280,8 @@ static OUT_OF_LINE long send_one_buf(tern_stack *st, struct tern_conn *c,
     tern_buf *b = sq_buf_alloc(st);
     if (!b)
         return -TERN_ENOBUFS;
-    if (fresh_cap(c, b) < len) {
+    /* fresh_cap(c, b) < len, as len <= mss: the room alone decides */
+    if (b->size - (uint32_t)(b->data - b->head) < len) {
         tern_buf_release(st, b);
         return send_queue(st, c, src, len);
     }

@@ -776,7 +776,8 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
 /*
  * The lone segment (tcp_lone_ready, tcp.h): output_one would take its
  * in-place case and its lone-segment bookkeeping; send_lone does the same
- * work in one function, with one header layout inline.
+ * work inline in tcp_output, one copy per header layout, and everything
+ * else goes to output_rest, out of line.
  */
 static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
                                            bool ts)
@@ -800,7 +801,7 @@ static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
     c->sq_cur = NULL;
 }
 
-static GENERAL_PATH void send_lone(tern_stack *st, struct tern_conn *c)
+static LAYOUT_INLINE void send_lone(tern_stack *st, struct tern_conn *c)
 {
     if (c->flags & TF_TS)
         send_lone_layout(st, c, true);
