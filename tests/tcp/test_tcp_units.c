@@ -747,6 +747,32 @@ static void check_field_repeat(struct tcp_layer *tl, struct tern_conn *c,
         ++*(int *)ctx;
 }
 
+/* tcp_wnd_field (and the ack_sent rule: the edge moves only forward)
+ * against the field and edge computed the long way, field_and_note. */
+static void check_wnd_field(struct tcp_layer *tl, struct tern_conn *c,
+                            uint32_t off, int behind, void *ctx)
+{
+    (void)off;
+    (void)behind;
+    struct tern_conn ref = *c;
+    uint32_t adv0 = c->rcv_adv;
+    uint32_t edge, wnd = tcp_wnd_field(tl, c, &edge);
+    assert_int_equal(wnd, field_and_note(tl, &ref));
+    if ((int32_t)(edge - c->rcv_adv) > 0)
+        c->rcv_adv = edge;
+    assert_int_equal(c->rcv_adv, ref.rcv_adv);
+    if (edge == adv0 && wnd)
+        ++*(int *)ctx;
+}
+
+static void wnd_field(void **s)
+{
+    (void)s;
+    int kept = 0;
+    for_each_rcv_state(check_wnd_field, &kept);
+    assert_true(kept > 100);            /* the shortcut's case is met */
+}
+
 static void ack_fields_repeat(void **s)
 {
     (void)s;
@@ -761,6 +787,7 @@ int main(void)
         cmocka_unit_test(options_roundtrip),
         cmocka_unit_test(send_whole_buffers),
         cmocka_unit_test(ack_fields_repeat),
+        cmocka_unit_test(wnd_field),
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(rto_rounding),

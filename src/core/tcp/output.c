@@ -44,10 +44,8 @@ static inline void ack_sent(struct tern_conn *c, uint32_t edge)
 static inline uint32_t ack_fields_est(const struct tcp_layer *tl,
                                       struct tern_conn *c)
 {
-    uint32_t wnd = tcp_rcv_window(tl, c) >> c->rcv_ws;
-    if (wnd > 65535)
-        wnd = 65535;
-    ack_sent(c, c->rcv_nxt + (wnd << c->rcv_ws));
+    uint32_t edge, wnd = tcp_wnd_field(tl, c, &edge);
+    ack_sent(c, edge);
     return wnd;
 }
 

@@ -552,9 +552,6 @@ static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
 {
     uint32_t avail = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread
                                                  : 0;
-    uint32_t max = 65535u << c->rcv_ws;
-    if (avail > max)
-        avail = max;
     uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
                                                   : 0;
     /* never shrink the right edge, and move it only by a useful amount
@@ -562,7 +559,31 @@ static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
     uint32_t step = tl->rcv_buf >> 1;
     if (step > c->rcv_mss)
         step = c->rcv_mss;
+    if (avail < old + step)
+        return old;         /* the usual case; the cap below only lowers */
+    uint32_t max = 65535u << c->rcv_ws;
+    if (avail > max)
+        avail = max;
     return avail >= old + step ? avail : old;
+}
+/* The window field of an established segment (tcp_rcv_window scaled and
+ * capped) and in *edge the right edge it announces, rcv_nxt + (field <<
+ * rcv_ws); the sender moves rcv_adv up to it (ack_sent). When the window
+ * is the advertised edge's distance (the usual case: the edge moves only
+ * by a step) *edge is rcv_adv itself, as the scaled field does not reach
+ * past it: the same outcome without the shift and the sum. */
+static inline uint32_t tcp_wnd_field(const struct tcp_layer *tl,
+                                     const struct tern_conn *c,
+                                     uint32_t *edge)
+{
+    uint32_t r = tcp_rcv_window(tl, c);
+    uint32_t wnd = r >> c->rcv_ws;
+    if (wnd > 65535)
+        wnd = 65535;
+    *edge = r && r == c->rcv_adv - c->rcv_nxt
+                ? c->rcv_adv
+                : c->rcv_nxt + (wnd << c->rcv_ws);
+    return wnd;
 }
 /*
  * tcp_output's shortcut (output.c send_lone): the request or response of
