@@ -182,13 +182,11 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
  * checksum is the template's sum plus length and id, and the frame goes
  * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
  * the flags have ACK and not SYN (xmit sends anything else the slow way).
- * caps: st->cfg.caps, or 0 from a caller that knows it has no checksum
- * offload (then that copy has no offload tests).
  */
-static LAYOUT_INLINE void xmit_frame(tern_stack *st, struct tern_conn *c,
-                                     tern_buf *b, uint32_t seq, uint32_t len,
-                                     uint32_t fs, bool ts, uint32_t wnd,
-                                     uint32_t caps)
+static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
+                                          struct tern_conn *c, tern_buf *b,
+                                          uint32_t seq, uint32_t len,
+                                          uint32_t fs, bool ts, uint32_t wnd)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
@@ -196,15 +194,6 @@ static LAYOUT_INLINE void xmit_frame(tern_stack *st, struct tern_conn *c,
     uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
     uint16_t id = st->ip_id++;
-    /* the buffer's fields before the header's byte stores, which the
-     * compiler must assume may alias them */
-    uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
-                                         TERN_BUF_TX_IP_CSUM);
-    if (b->tso_mss)
-        bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
-    b->l2_len = ETH_HDR_LEN;
-    b->l3_len = IP4_HDR_LEN;
-    b->l4_len = (uint8_t)hlen;
     b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
     b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
     uint8_t *h = b->data, *ip = h + ETH_HDR_LEN, *t = ip + IP4_HDR_LEN;
@@ -224,6 +213,11 @@ static LAYOUT_INLINE void xmit_frame(tern_stack *st, struct tern_conn *c,
         wr32(t + 24, tsval);
         wr32(t + 28, tsecr);
     }
+    uint32_t caps = st->cfg.caps;
+    uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
+                                         TERN_BUF_TX_IP_CSUM);
+    if (b->tso_mss)
+        bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
     if (caps & TERN_CAP_TX_IP_CSUM)
         bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
     else
@@ -237,19 +231,13 @@ static LAYOUT_INLINE void xmit_frame(tern_stack *st, struct tern_conn *c,
         wr32(t + 16, (~tx_fold64(sum) & 0xffffu) << 16);
     }
     b->flags = bf;
+    b->l2_len = ETH_HDR_LEN;
+    b->l3_len = IP4_HDR_LEN;
+    b->l4_len = (uint8_t)hlen;
     CTR(st, tcp_out);
     CTR(st, ip_out);
     CTR(st, eth_out);
     stack_tx(st, b);
-}
-
-/* xmit_frame with the stack's offload caps. */
-static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
-                                          struct tern_conn *c, tern_buf *b,
-                                          uint32_t seq, uint32_t len,
-                                          uint32_t fs, bool ts, uint32_t wnd)
-{
-    xmit_frame(st, c, b, seq, len, fs, ts, wnd, st->cfg.caps);
 }
 
 /* xmit_layout_wnd with the window field (and ack_sent) of this moment. */

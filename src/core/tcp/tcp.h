@@ -545,44 +545,55 @@ uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,
                         uint32_t len);
 /* The send-queue buffer holding seq, or NULL. */
 tern_buf *sq_find(struct tern_conn *c, uint32_t seq);
-/* The receive window to announce (bytes, not scaled). Inline: every
- * segment we send carries it. */
-static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
-                                      const struct tern_conn *c)
+/* The receive window to announce (bytes, not scaled), and in *kept
+ * whether that is the advertised edge's distance (the edge stays).
+ * Inline: every segment we send carries it. */
+static inline uint32_t tcp_rcv_window_kept(const struct tcp_layer *tl,
+                                           const struct tern_conn *c,
+                                           bool *kept)
 {
     uint32_t avail = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread
                                                  : 0;
     uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
                                                   : 0;
     /* never shrink the right edge, and move it only by a useful amount
-     * (receiver SWS avoidance, RFC 9293 3.8.6.2.2): one test for both */
+     * (receiver SWS avoidance, RFC 9293 3.8.6.2.2): one test for both,
+     * made first without the scale cap (which only lowers avail) since
+     * the edge usually stays */
     uint32_t step = tl->rcv_buf >> 1;
     if (step > c->rcv_mss)
         step = c->rcv_mss;
-    if (avail < old + step)
-        return old;         /* the usual case; the cap below only lowers */
+    *kept = avail < old + step;
+    if (*kept)
+        return old;
     uint32_t max = 65535u << c->rcv_ws;
     if (avail > max)
         avail = max;
-    return avail >= old + step ? avail : old;
+    *kept = avail < old + step;
+    return *kept ? old : avail;
+}
+static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
+                                      const struct tern_conn *c)
+{
+    bool kept;
+    return tcp_rcv_window_kept(tl, c, &kept);
 }
 /* The window field of an established segment (tcp_rcv_window scaled and
  * capped) and in *edge the right edge it announces, rcv_nxt + (field <<
- * rcv_ws); the sender moves rcv_adv up to it (ack_sent). When the window
- * is the advertised edge's distance (the usual case: the edge moves only
- * by a step) *edge is rcv_adv itself, as the scaled field does not reach
+ * rcv_ws); the sender moves rcv_adv up to it (ack_sent). When the edge
+ * stays (the usual case: it moves only by a step) and is ahead of
+ * rcv_nxt, *edge is rcv_adv itself, as the scaled field does not reach
  * past it: the same outcome without the shift and the sum. */
 static inline uint32_t tcp_wnd_field(const struct tcp_layer *tl,
                                      const struct tern_conn *c,
                                      uint32_t *edge)
 {
-    uint32_t r = tcp_rcv_window(tl, c);
+    bool kept;
+    uint32_t r = tcp_rcv_window_kept(tl, c, &kept);
     uint32_t wnd = r >> c->rcv_ws;
     if (wnd > 65535)
         wnd = 65535;
-    *edge = r && r == c->rcv_adv - c->rcv_nxt
-                ? c->rcv_adv
-                : c->rcv_nxt + (wnd << c->rcv_ws);
+    *edge = kept && r ? c->rcv_adv : c->rcv_nxt + (wnd << c->rcv_ws);
     return wnd;
 }
 /*
