@@ -262,8 +262,9 @@ static inline bool one_buf_case(const tern_stack *st,
                                 const struct tern_conn *c, size_t len)
 {
     return c && !c->sq_head && c->state == TERN_TCP_ESTABLISHED &&
-           !(c->flags & (TF_CLOSED_CB | TF_FIN_QUEUED)) && len &&
-           len <= c->mss && len <= st->tcp->snd_buf;
+           !(c->flags & (TF_CLOSED_CB | TF_FIN_QUEUED)) &&
+           len - 1 < c->mss &&              /* 1 <= len <= mss */
+           len <= st->tcp->snd_buf;
 }
 
 /*

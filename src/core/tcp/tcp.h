@@ -604,7 +604,8 @@ static inline uint32_t tcp_wnd_field(const struct tcp_layer *tl,
  * not empty, its payload sum known, room for the largest headers in front
  * of it, no SACK blocks to send and a valid transmit template (not
  * rebuilt here: the general path does that). output_one then sends it in
- * place with ACK|PSH and takes its lone-segment bookkeeping.
+ * place with ACK|PSH and takes its lone-segment bookkeeping. (Any
+ * out-of-order data is left to output_one, SACK or not: one test.)
  */
 static inline bool tcp_lone_ready(const tern_stack *st,
                                   const struct tern_conn *c)
@@ -614,8 +615,7 @@ static inline bool tcp_lone_ready(const tern_stack *st,
     if (!q || q != c->sq_tail || bq_seq(q) != seq || seq != c->snd_una ||
         seq != c->snd_max || q->refs != 1 ||
         c->state != TERN_TCP_ESTABLISHED || c->nsb ||
-        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED)) ||
-        ((c->flags & TF_SACK) && c->ooo_head))
+        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED)) || c->ooo_head)
         return false;
     uint32_t len = bq_len(q);
     return len && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
