@@ -190,15 +190,8 @@ static inline tern_buf *sq_buf_alloc(tern_stack *st)
 static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
                            const uint8_t *src, uint32_t n, bool empty)
 {
-    uint8_t *dst = b->data;
-    uint64_t meta = (uint32_t)(dst - b->head);
-    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM)
-        tern_memcpy(dst, src, n);
-    else
-        meta |= BQ_CSUM_OK | (uint64_t)tern_csum_copy(dst, src, n, 0) << 32;
     uint32_t seq = c->sq_end;
     b->cb[0] = (uint64_t)seq | (uint64_t)n << 32;
-    b->cb[1] = meta;
     b->len = n;
     if (empty) {
         /* sq_append's work on an empty queue (no tail, no sq_cur) */
@@ -210,6 +203,14 @@ static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
         sq_append(c, b);
     }
     c->sq_end = seq + n;
+    /* the copy last: only b lives across it (the offset is taken again) */
+    uint64_t sum_bits = 0;
+    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM)
+        tern_memcpy(b->data, src, n);
+    else
+        sum_bits = BQ_CSUM_OK |
+                   (uint64_t)tern_csum_copy(b->data, src, n, 0) << 32;
+    b->cb[1] = (uint32_t)(b->data - b->head) | sum_bits;
 }
 
 #if defined(__GNUC__)
