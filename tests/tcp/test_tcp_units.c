@@ -588,6 +588,148 @@ static void send_whole_buffers(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
+/* tcp_output's lone-segment shortcut (send_lone) against the path it
+ * replaces (output_one): twin stacks in the same state queue the same
+ * request inside an input burst; on twin b the template is made stale, so
+ * tcp_lone_ready refuses it and output_one (which rebuilds the template:
+ * the same bytes) sends it. Same frames byte for byte, same counters and
+ * the same connection state, for each case the shortcut meets: timestamps
+ * or not (the RTT timed by snd_max then), an RTO above the probe bound
+ * and a backoff (tcp_arm_rto's own path), a window or cwnd of exactly the
+ * request, a full MSS, a keep-alive deadline in t_rtx, an ACK owed for
+ * the peer's data. Each twin first sends one request and has it acked
+ * (the template is built by the first segment of a conn). */
+typedef struct lone_case {
+    bool no_ts, reply_data;
+    uint32_t rto_ms, len, wnd, cwnd;
+    uint8_t backoff;
+    uint64_t keepalive;
+} lone_case;
+
+static struct tern_conn *lone_twin(th **tp, peer *p, const lone_case *k)
+{
+    th *t = *tp = th_new(NULL);
+    peer_init(p, t);
+    p->ts = !k->no_ts;
+    peer_connect(p, 80, 40000);
+    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
+    assert_non_null(c);
+    return c;
+}
+
+/* The conn with what may differ between twins cleared: buffer and user
+ * pointers, the template's validity. */
+static void lone_norm(const struct tern_conn *c, struct tern_conn *out)
+{
+    memcpy(out, c, sizeof *out);
+    out->sq_head = out->sq_tail = out->sq_cur = NULL;
+    out->ooo_head = out->ooo_tail = NULL;
+    out->user = NULL;
+    out->tx_arp_until = 0;
+    out->tx_arp_gen = 0;
+}
+
+static void lone_request(th *t, struct tern_conn *c, const lone_case *k,
+                         bool stale, const uint8_t *d, bool *took)
+{
+    struct tcp_layer *tl = t->st->tcp;
+    c->rto_ms = k->rto_ms ? k->rto_ms : c->rto_ms;
+    c->backoff = k->backoff;
+    if (k->wnd)
+        c->snd_wnd = k->wnd;
+    if (k->cwnd)
+        c->cwnd = k->cwnd;
+    if (k->keepalive)
+        c->t_rtx = t->now + k->keepalive;
+    if (stale)
+        c->tx_arp_gen--;
+    tl->in_input = true;            /* as from a recv callback */
+    assert_int_equal(tern_tcp_send(t->st, c, d, k->len), k->len);
+    *took = tcp_lone_ready(t->st, c);
+    tl->in_input = false;
+    tcp_input_done(t->st);
+    th_poll(t);
+}
+
+static void lone_compare(th *a, struct tern_conn *ca, th *b,
+                         struct tern_conn *cb)
+{
+    assert_int_equal(a->nout, b->nout);
+    for (unsigned i = 0; i < a->nout; i++) {
+        assert_int_equal(a->out_len[i], b->out_len[i]);
+        assert_memory_equal(a->out[i], b->out[i], a->out_len[i]);
+    }
+    assert_memory_equal(&a->st->ctr, &b->st->ctr, sizeof a->st->ctr);
+    assert_int_equal(a->st->ip_id, b->st->ip_id);
+    static struct tern_conn na, nb;
+    lone_norm(ca, &na);
+    lone_norm(cb, &nb);
+    assert_memory_equal(&na, &nb, sizeof na);
+    assert_int_equal(ca->sq_head->refs, cb->sq_head->refs);
+    assert_int_equal(ca->sq_head->cb32, cb->sq_head->cb32);
+    assert_true(ca->sq_head->cb[0] == cb->sq_head->cb[0]);
+    assert_true(ca->sq_head->cb[1] == cb->sq_head->cb[1]);
+}
+
+static void lone_send_same(void **s)
+{
+    (void)s;
+    static const lone_case cases[] = {
+        {.len = 64},
+        {.len = 64, .no_ts = true},
+        {.len = 64, .rto_ms = 300},
+        {.len = 64, .backoff = 2},
+        {.len = 64, .wnd = 64, .cwnd = 64},
+        {.len = 1448},
+        {.len = 1460, .no_ts = true},
+        {.len = 64, .keepalive = 7200 * TERN_NS_PER_SEC},
+        {.len = 100, .reply_data = true},
+        {.len = 100, .reply_data = true, .no_ts = true},
+    };
+    uint8_t d[1460];
+    for (size_t i = 0; i < sizeof d; i++)
+        d[i] = (uint8_t)(i * 31 + 7);
+    for (size_t n = 0; n < sizeof cases / sizeof cases[0]; n++) {
+        const lone_case *k = &cases[n];
+        th *a, *b;
+        peer pa, pb;
+        struct tern_conn *ca = lone_twin(&a, &pa, k);
+        struct tern_conn *cb = lone_twin(&b, &pb, k);
+        bool took_a, took_b;
+        /* one request and its ACK first: the template, an RTT sample,
+         * the whole-flight ACK, the timer left filed */
+        lone_request(a, ca, &(lone_case){.len = 50}, false, d, &took_a);
+        lone_request(b, cb, &(lone_case){.len = 50}, false, d, &took_b);
+        th_advance_us(a, 300);
+        th_advance_us(b, 300);
+        pa.ack += 50;
+        pb.ack += 50;
+        size_t rn = k->reply_data ? 20 : 0;
+        peer_send(&pa, rn ? F_ACK | F_PSH : F_ACK, d, rn);
+        peer_send(&pb, rn ? F_ACK | F_PSH : F_ACK, d, rn);
+        th_clear(a);
+        th_clear(b);
+        lone_request(a, ca, k, false, d, &took_a);
+        lone_request(b, cb, k, true, d, &took_b);
+        assert_true(took_a);
+        assert_false(took_b);
+        assert_int_equal(a->nout, 1);
+        tpkt f;
+        assert_true(tp_get(a, 0, &f));
+        assert_true(f.csum_ok);
+        assert_int_equal(f.flags, F_ACK | F_PSH);
+        assert_int_equal(f.len, k->len);
+        assert_memory_equal(f.data, d, k->len);
+        assert_int_equal(f.has_ts, !k->no_ts);
+        lone_compare(a, ca, b, cb);
+        assert_true(ca->t_rtx != TERN_NEVER);
+        tern_tcp_abort(a->st, ca);
+        tern_tcp_abort(b->st, cb);
+        assert_int_equal(th_free(a), 0);
+        assert_int_equal(th_free(b), 0);
+    }
+}
+
 /* tcp_rcv_window against the rule written out step by step: the edge
  * never shrinks, and moves only by min(rcv_buf / 2, rcv_mss) or more. */
 static uint32_t rcv_window_ref(uint32_t buf, uint32_t unread, uint8_t ws,
@@ -684,6 +826,32 @@ static void check_field_repeat(struct tcp_layer *tl, struct tern_conn *c,
         ++*(int *)ctx;
 }
 
+/* tcp_wnd_field (and the ack_sent rule: the edge moves only forward)
+ * against the field and edge computed the long way, field_and_note. */
+static void check_wnd_field(struct tcp_layer *tl, struct tern_conn *c,
+                            uint32_t off, int behind, void *ctx)
+{
+    (void)off;
+    (void)behind;
+    struct tern_conn ref = *c;
+    uint32_t adv0 = c->rcv_adv;
+    uint32_t edge, wnd = tcp_wnd_field(tl, c, &edge);
+    assert_int_equal(wnd, field_and_note(tl, &ref));
+    if ((int32_t)(edge - c->rcv_adv) > 0)
+        c->rcv_adv = edge;
+    assert_int_equal(c->rcv_adv, ref.rcv_adv);
+    if (edge == adv0 && wnd)
+        ++*(int *)ctx;
+}
+
+static void wnd_field(void **s)
+{
+    (void)s;
+    int kept = 0;
+    for_each_rcv_state(check_wnd_field, &kept);
+    assert_true(kept > 100);            /* the shortcut's case is met */
+}
+
 static void ack_fields_repeat(void **s)
 {
     (void)s;
@@ -700,12 +868,14 @@ int main(void)
         cmocka_unit_test(sq_tail_ends_at_sq_end),
         cmocka_unit_test(send_whole_buffers),
         cmocka_unit_test(ack_fields_repeat),
+        cmocka_unit_test(wnd_field),
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(rto_rounding),
         cmocka_unit_test(wheel),
         cmocka_unit_test(wheel_next_kept),
         cmocka_unit_test(arm_rto_lone),
+        cmocka_unit_test(lone_send_same),
         cmocka_unit_test(tx_folds),
         cmocka_unit_test(send_small_buffers),
         cmocka_unit_test(rcv_window),

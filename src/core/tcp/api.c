@@ -190,15 +190,8 @@ static inline tern_buf *sq_buf_alloc(tern_stack *st)
 static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
                            const uint8_t *src, uint32_t n, bool empty)
 {
-    uint8_t *dst = b->data;
-    uint64_t meta = (uint32_t)(dst - b->head);
-    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM)
-        tern_memcpy(dst, src, n);
-    else
-        meta |= BQ_CSUM_OK | (uint64_t)tern_csum_copy(dst, src, n, 0) << 32;
     uint32_t seq = c->sq_end;
     b->cb[0] = (uint64_t)seq | (uint64_t)n << 32;
-    b->cb[1] = meta;
     b->len = n;
     if (empty) {
         /* sq_append's work on an empty queue (no tail, no sq_cur) */
@@ -210,41 +203,27 @@ static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
         sq_append(c, b);
     }
     c->sq_end = seq + n;
+    /* the copy last: only b lives across it (the offset is taken again) */
+    uint64_t sum_bits = 0;
+    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM)
+        tern_memcpy(b->data, src, n);
+    else
+        sum_bits = BQ_CSUM_OK |
+                   (uint64_t)tern_csum_copy(b->data, src, n, 0) << 32;
+    b->cb[1] = (uint32_t)(b->data - b->head) | sum_bits;
 }
 
-/*
- * The request/response case: an ESTABLISHED conn with nothing queued, and
- * at most one segment of data that fits the send buffer. The general path
- * would put it whole in one fresh buffer without coalescing or looping;
- * this does the same with fewer tests. Returns -1 when it is not this
- * case (a buffer too small for the data is given back), having queued
- * nothing; -TERN_ENOBUFS as the general path would.
- */
-static long send_one_buf(tern_stack *st, struct tern_conn *c,
-                         const uint8_t *src, size_t len)
-{
-    if (!c || c->sq_head || c->state != TERN_TCP_ESTABLISHED ||
-        (c->flags & (TF_CLOSED_CB | TF_FIN_QUEUED)) || !len ||
-        len > c->mss || len > TL(st)->snd_buf)
-        return -1;
-    tern_buf *b = sq_buf_alloc(st);
-    if (!b)
-        return -TERN_ENOBUFS;
-    if (fresh_cap(c, b) < len) {
-        tern_buf_release(st, b);
-        return -1;
-    }
-    sq_push(st, c, b, src, (uint32_t)len, true);
-    kick(st, c, TF_OUTPUT);
-    return (long)len;
-}
+#if defined(__GNUC__)
+#define OUT_OF_LINE __attribute__((noinline))
+#else
+#define OUT_OF_LINE
+#endif
 
-long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
+/* Any send: coalesce into the unsent tail, then fresh buffers as far as
+ * the send buffer and the pool allow. */
+static OUT_OF_LINE long send_queue(tern_stack *st, struct tern_conn *c,
+                                   const uint8_t *src, size_t len)
 {
-    const uint8_t *src = data;
-    long one = send_one_buf(st, c, src, len);
-    if (one >= 0 || one == -TERN_ENOBUFS)
-        return one;
     if (!can_queue(c))
         return -TERN_ENOTCONN;
     size_t space = room_of(TL(st), c);
@@ -276,6 +255,48 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
     if (!taken && left)
         return -TERN_ENOBUFS;
     return (long)taken;
+}
+
+/* The request/response case: an ESTABLISHED conn with nothing queued, and
+ * at most one segment of data that fits the send buffer. */
+static inline bool one_buf_case(const tern_stack *st,
+                                const struct tern_conn *c, size_t len)
+{
+    return c && !c->sq_head && c->state == TERN_TCP_ESTABLISHED &&
+           !(c->flags & (TF_CLOSED_CB | TF_FIN_QUEUED)) &&
+           len - 1 < c->mss &&              /* 1 <= len <= mss */
+           len <= st->tcp->snd_buf;
+}
+
+/*
+ * send_queue would put the data whole in one fresh buffer without
+ * coalescing or looping; this does the same with fewer tests, out of line
+ * so that the general path's register saves are not paid here. A buffer
+ * too small for the data (tiny pools) is given back and the general path
+ * runs; a dry pool counts tcp_nobuf once and returns -TERN_ENOBUFS, as the
+ * general path does.
+ */
+static OUT_OF_LINE long send_one_buf(tern_stack *st, struct tern_conn *c,
+                                     const uint8_t *src, size_t len)
+{
+    tern_buf *b = sq_buf_alloc(st);
+    if (!b)
+        return -TERN_ENOBUFS;
+    /* fresh_cap(c, b) < len, as len <= mss: the room alone decides */
+    if (b->size - (uint32_t)(b->data - b->head) < len) {
+        tern_buf_release(st, b);
+        return send_queue(st, c, src, len);
+    }
+    sq_push(st, c, b, src, (uint32_t)len, true);
+    kick(st, c, TF_OUTPUT);
+    return (long)len;
+}
+
+long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
+{
+    if (one_buf_case(st, c, len))
+        return send_one_buf(st, c, data, len);
+    return send_queue(st, c, data, len);
 }
 
 /* tern_tcp_send_buf with the payload sum's cb[1] bits: BQ_CSUM_OK and the

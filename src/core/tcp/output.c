@@ -44,10 +44,8 @@ static inline void ack_sent(struct tern_conn *c, uint32_t edge)
 static inline uint32_t ack_fields_est(const struct tcp_layer *tl,
                                       struct tern_conn *c)
 {
-    uint32_t wnd = tcp_rcv_window(tl, c) >> c->rcv_ws;
-    if (wnd > 65535)
-        wnd = 65535;
-    ack_sent(c, c->rcv_nxt + (wnd << c->rcv_ws));
+    uint32_t edge, wnd = tcp_wnd_field(tl, c, &edge);
+    ack_sent(c, edge);
     return wnd;
 }
 
@@ -209,11 +207,11 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
     uint64_t sum = (uint64_t)c->tx_tcp_sum + l4 + seq + ack +
                    (hlen << 26 | wnd) + fs;
     if (ts) {
-        uint32_t tsval = ts_now(st->now) + c->ts_off;
+        uint32_t tsval = ts_now(st->now) + c->ts_off, tsecr = c->ts_recent;
+        sum += (uint64_t)tsval + tsecr;
         wr32(t + 20, 0x0101080au);          /* NOP NOP TS(10) */
         wr32(t + 24, tsval);
-        wr32(t + 28, c->ts_recent);
-        sum += (uint64_t)tsval + c->ts_recent;
+        wr32(t + 28, tsecr);
     }
     uint32_t caps = st->cfg.caps;
     uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
@@ -774,11 +772,56 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
     tcp_rearm(st, c);
 }
 
+/*
+ * The lone segment (tcp_lone_ready, tcp.h): output_one would take its
+ * in-place case and its lone-segment bookkeeping; send_lone does the same
+ * work inline in tcp_output, one copy per header layout, and everything
+ * else goes to output_rest, out of line.
+ */
+static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
+                                           bool ts)
+{
+    tern_buf *q = c->sq_cur;
+    uint32_t seq = c->snd_nxt, len = bq_len(q);
+    uint32_t fs = flags_sum(TCP_ACK | TCP_PSH, (q->cb[1] >> 32) & 0xffff);
+    q->frag = NULL;                 /* stale link of a finished TSO frame */
+    q->cb32 = tx_stamp(st->now, false);                     /* RACK */
+    q->refs = 2;                    /* the driver's reference (refs was 1) */
+    q->data = bq_data(q);
+    q->tso_mss = 0;
+    xmit_layout(st, c, q, seq, len, fs, ts);
+    if (ts)
+        c->snd_max = seq + len;     /* note_new_end: timestamps time it */
+    else
+        note_new_end(st, c, seq + len);
+    count_data_out(st, c, len);
+    tcp_arm_rto_lone(st, c);
+    c->snd_nxt = seq + len;
+    c->sq_cur = NULL;
+}
+
+static LAYOUT_INLINE void send_lone(tern_stack *st, struct tern_conn *c)
+{
+    if (c->flags & TF_TS)
+        send_lone_layout(st, c, true);
+    else
+        send_lone_layout(st, c, false);
+}
+
+static GENERAL_PATH void output_rest(tern_stack *st, struct tcp_layer *tl,
+                                     struct tern_conn *c)
+{
+    if (!output_one(st, tl, c))
+        output_general(st, tl, c);
+}
+
 void tcp_output(tern_stack *st, struct tern_conn *c)
 {
     struct tcp_layer *tl = TL(st);
-    if (!output_one(st, tl, c))
-        output_general(st, tl, c);
+    if (tcp_lone_ready(st, c))
+        send_lone(st, c);
+    else
+        output_rest(st, tl, c);
 }
 
 static void ctl_send(tern_stack *st, struct tern_conn *c, uint32_t seq,

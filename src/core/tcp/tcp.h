@@ -568,24 +568,83 @@ uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,
                         uint32_t len);
 /* The send-queue buffer holding seq, or NULL. */
 tern_buf *sq_find(struct tern_conn *c, uint32_t seq);
-/* The receive window to announce (bytes, not scaled). Inline: every
- * segment we send carries it. */
-static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
-                                      const struct tern_conn *c)
+/* The receive window to announce (bytes, not scaled), and in *kept
+ * whether that is the advertised edge's distance (the edge stays).
+ * Inline: every segment we send carries it. */
+static inline uint32_t tcp_rcv_window_kept(const struct tcp_layer *tl,
+                                           const struct tern_conn *c,
+                                           bool *kept)
 {
     uint32_t avail = tl->rcv_buf > c->rcv_unread ? tl->rcv_buf - c->rcv_unread
                                                  : 0;
-    uint32_t max = 65535u << c->rcv_ws;
-    if (avail > max)
-        avail = max;
     uint32_t old = seq_gt(c->rcv_adv, c->rcv_nxt) ? c->rcv_adv - c->rcv_nxt
                                                   : 0;
     /* never shrink the right edge, and move it only by a useful amount
-     * (receiver SWS avoidance, RFC 9293 3.8.6.2.2): one test for both */
+     * (receiver SWS avoidance, RFC 9293 3.8.6.2.2): one test for both,
+     * made first without the scale cap (which only lowers avail) since
+     * the edge usually stays */
     uint32_t step = tl->rcv_buf >> 1;
     if (step > c->rcv_mss)
         step = c->rcv_mss;
-    return avail >= old + step ? avail : old;
+    *kept = avail < old + step;
+    if (*kept)
+        return old;
+    uint32_t max = 65535u << c->rcv_ws;
+    if (avail > max)
+        avail = max;
+    *kept = avail < old + step;
+    return *kept ? old : avail;
+}
+static inline uint32_t tcp_rcv_window(const struct tcp_layer *tl,
+                                      const struct tern_conn *c)
+{
+    bool kept;
+    return tcp_rcv_window_kept(tl, c, &kept);
+}
+/* The window field of an established segment (tcp_rcv_window scaled and
+ * capped) and in *edge the right edge it announces, rcv_nxt + (field <<
+ * rcv_ws); the sender moves rcv_adv up to it (ack_sent). When the edge
+ * stays (the usual case: it moves only by a step) and is ahead of
+ * rcv_nxt, *edge is rcv_adv itself, as the scaled field does not reach
+ * past it: the same outcome without the shift and the sum. */
+static inline uint32_t tcp_wnd_field(const struct tcp_layer *tl,
+                                     const struct tern_conn *c,
+                                     uint32_t *edge)
+{
+    bool kept;
+    uint32_t r = tcp_rcv_window_kept(tl, c, &kept);
+    uint32_t wnd = r >> c->rcv_ws;
+    if (wnd > 65535)
+        wnd = 65535;
+    *edge = kept && r ? c->rcv_adv : c->rcv_nxt + (wnd << c->rcv_ws);
+    return wnd;
+}
+/*
+ * tcp_output's shortcut (output.c send_lone): the request or response of
+ * a request/response flow. The only queue buffer, nothing in flight
+ * before it (snd_una = snd_nxt = snd_max = its seq), at most one MSS that
+ * both windows take (Nagle holds nothing back with nothing in flight),
+ * not empty, its payload sum known, room for the largest headers in front
+ * of it, no SACK blocks to send and a valid transmit template (not
+ * rebuilt here: the general path does that). output_one then sends it in
+ * place with ACK|PSH and takes its lone-segment bookkeeping. (Any
+ * out-of-order data is left to output_one, SACK or not: one test.)
+ */
+static inline bool tcp_lone_ready(const tern_stack *st,
+                                  const struct tern_conn *c)
+{
+    const tern_buf *q = c->sq_cur;
+    uint32_t seq = c->snd_nxt;
+    if (!q || q != c->sq_tail || bq_seq(q) != seq || seq != c->snd_una ||
+        seq != c->snd_max || q->refs != 1 ||
+        c->state != TERN_TCP_ESTABLISHED || c->nsb ||
+        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED)) || c->ooo_head)
+        return false;
+    uint32_t len = bq_len(q);
+    return len && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
+           (uint32_t)q->cb[1] >= ETH_HDR_LEN + IP4_HDR_LEN + 60 &&
+           ((q->cb[1] & BQ_CSUM_OK) || (st->cfg.caps & TERN_CAP_TX_L4_CSUM)) &&
+           c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
 void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
