@@ -400,7 +400,10 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port);
 
 /* Open a connection. local_port 0 picks one (RFC 6056, RSS-aware). The
  * handle is valid at once; cb.connected or cb.closed follows. NULL on error
- * (*err set). */
+ * (*err set): TERN_EINVAL for port 0 or a destination that is not a unicast
+ * host (0/8, 127/8, multicast, class E, broadcast, our own address) or off
+ * the subnet without a gateway; TERN_EADDRINUSE; TERN_ENOMEM when the conn
+ * table is full. */
 tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
                             uint16_t local_port, void *user, int *err);
 

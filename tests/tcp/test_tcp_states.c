@@ -87,6 +87,8 @@ static void tweak(tern_config *c)
         c->keepalive_ms = 1000;
     if (cfg_mode == 3)
         c->no_delayed_ack = true;
+    if (cfg_mode == 4)
+        c->gateway = TERN_IP4(198, 18, 0, 254);
 }
 
 static th *T;
@@ -1048,10 +1050,38 @@ static void one_pass_declined(void **s)
     assert_int_equal(fast.nrx, 252);
 }
 
+/* tern_tcp_connect refuses every destination whose replies the receive
+ * path would drop (ip4_src_ok), even with a gateway that could reach
+ * anything, and a zero port; a good one still connects. */
+static void connect_refuses_bad_destinations(void **state)
+{
+    (void)state;
+    th_free(T);
+    cfg_mode = 4;
+    T = th_new(tweak);
+    cfg_mode = 0;
+    const uint32_t bad[] = {0, TERN_IP4(0, 1, 2, 3), TERN_IP4(127, 0, 0, 1),
+                            TERN_IP4(224, 0, 0, 1), TERN_IP4(240, 0, 0, 1),
+                            0xffffffffu, TH_IP};
+    for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int err = 0;
+        assert_null(tern_tcp_connect(T->st, bad[i], 80, 0, NULL, &err));
+        assert_int_equal(err, TERN_EINVAL);
+    }
+    int err = 0;
+    assert_null(tern_tcp_connect(T->st, TH_PEER_IP, 0, 0, NULL, &err));
+    assert_int_equal(err, TERN_EINVAL);
+    assert_non_null(tern_tcp_connect(T->st, TH_PEER_IP, 80, 0, NULL, &err));
+    assert_non_null(tern_tcp_connect(T->st, TERN_IP4(198, 19, 0, 1), 80, 0, NULL,
+                                     &err));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(passive_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(connect_refuses_bad_destinations, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(data_in_place_delack, setup, teardown),
         cmocka_unit_test_setup_teardown(echo_piggyback, setup, teardown),
         cmocka_unit_test_setup_teardown(active_open, setup, teardown),

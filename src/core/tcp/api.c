@@ -53,9 +53,9 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
     struct tcp_layer *tl = TL(st);
     int e = 0;
     struct tern_conn *c = NULL;
-    uint8_t top = (uint8_t)(dst_ip >> 24);
-    if (!dst_ip || !dst_port || dst_ip == st->cfg.ip || top == 127 ||
-        top >= 224 || dst_ip == st->bcast ||
+    /* a destination whose replies the receive path drops could only time
+     * out: refuse it with the same test */
+    if (!ip4_src_ok(st, dst_ip) || !dst_port ||
         (!ip4_is_local(st, dst_ip) && !st->cfg.gateway)) {
         e = TERN_EINVAL;
     } else if (local_port && conn_lookup(st, dst_ip, dst_port, local_port)) {
