@@ -117,7 +117,13 @@ static inline void tern_pool_put(tern_pool *p, tern_buf *b)
 
 static inline void tern_pool_release_one(tern_pool *p, tern_buf *b)
 {
-    if (TERN_POOL_CHECKS && (b->refs == 0 || b->refs == TERN_POOL_FREE_REFS))
+    /* One test for the usual case, another owner left (refs 2 .. 0xFFFE);
+     * the last owner (1) and the misuses (0, FREE_REFS) take the branch. */
+    if ((uint16_t)(b->refs - 2u) < TERN_POOL_FREE_REFS - 2u) {
+        b->refs--;
+        return;
+    }
+    if (TERN_POOL_CHECKS && b->refs != 1)
         tern_pool_panic_(p, b, "double release");
     if (--b->refs == 0)
         tern_pool_put(p, b);

@@ -353,6 +353,63 @@ static void delivered_bytes_exact(void **state)
     tern_memlink_destroy(l);
 }
 
+/* Bursts that cross the ring's end (16 slots), taken back in two pieces
+ * each: every frame arrives once, in order, with its bytes, and the
+ * counters add up. Half of the sent frames keep a second owner (as the
+ * TCP send queue does): the link drops only its own reference. */
+static void bursts_across_ring_end(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.queue_len = 16;
+    tern_memlink *l = link_new(&c);
+    tern_pool *sp = tern_memlink_pool(l, 0);
+    uint64_t bytes = 0;
+    unsigned seq = 0;
+    for (unsigned round = 0; round < 12; round++) {
+        tern_buf *s[7], *kept[7], *r[8];
+        unsigned nkept = 0;
+        for (unsigned i = 0; i < 7; i++) {
+            uint32_t len = 20 + (seq * 37) % 240;
+            s[i] = tern_pool_alloc(sp);
+            s[i]->len = len;
+            memset(s[i]->data, (int)(seq & 0xff), len);
+            s[i]->data[len - 1] = (uint8_t)len;
+            if (seq % 2) {
+                s[i]->refs++;
+                kept[nkept++] = s[i];
+            }
+            bytes += len;
+            seq++;
+        }
+        tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 7);
+        for (unsigned k = 0; k < nkept; k++) {
+            assert_int_equal(kept[k]->refs, 1);
+            tern_pool_release_one(sp, kept[k]);
+        }
+        assert_int_equal(tern_pool_available(sp), tern_pool_count(sp));
+        assert_int_equal(tern_memlink_rx(l, 1, r, 3, 0), 3);
+        assert_int_equal(tern_memlink_rx(l, 1, r + 3, 8, 0), 4);
+        for (unsigned i = 0; i < 7; i++) {
+            unsigned q = seq - 7 + i;
+            uint32_t len = 20 + (q * 37) % 240;
+            assert_int_equal(r[i]->len, len);
+            assert_int_equal(r[i]->data[0], q & 0xff);
+            assert_int_equal(r[i]->data[len - 1], (uint8_t)len);
+            release(l, 1, r[i]);
+        }
+    }
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->sent, seq);
+    assert_int_equal(st->wire, seq);
+    assert_int_equal(st->delivered, seq);
+    assert_int_equal(st->sent_bytes, bytes);
+    assert_int_equal(st->delivered_bytes, bytes);
+    assert_int_equal(st->queue_drops + st->pool_drops, 0);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
 /* A burst larger than the queue or the receiver's pool: the fast path
  * takes what fits, the rest is counted as before. */
 static void burst_over_limits_counted(void **state)
@@ -635,6 +692,7 @@ int main(void)
         cmocka_unit_test(every_length_copied_exactly),
         cmocka_unit_test(delivered_bytes_exact),
         cmocka_unit_test(burst_over_limits_counted),
+        cmocka_unit_test(bursts_across_ring_end),
         cmocka_unit_test(injector_deterministic),
         cmocka_unit_test(loss_rate),
         cmocka_unit_test(dup_rate),
