@@ -586,8 +586,9 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
     uint64_t *due = d->due + at;
     uint32_t cap = d->capacity;
     uint64_t bytes = 0;
-    unsigned i = 0;
-    while (i < n) {
+    unsigned i = 0, start;
+    do {
+        start = i;
         /* Frames of SMALL_MIN..SMALL_MAX bytes (requests, replies, ACKs):
          * no call here, so the loop's values stay in registers. */
         for (; i < n; i++) {
@@ -598,16 +599,17 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
             bytes += len;
             plain_frame(dst, src, *--top, f, len, true, slot + i, due + i);
         }
-        if (i == n)
-            break;
-        tern_buf *f = frames[i];
-        uint32_t len = f->len;
-        if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || len > cap)
-            break;
-        bytes += len;
-        plain_frame(dst, src, *--top, f, len, false, slot + i, due + i);
-        i++;
-    }
+        /* The others that fit a receiver buffer (bulk data), by memcpy. */
+        for (; i < n; i++) {
+            tern_buf *f = frames[i];
+            uint32_t len = f->len;
+            if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || small_frame(len) ||
+                len > cap)
+                break;
+            bytes += len;
+            plain_frame(dst, src, *--top, f, len, false, slot + i, due + i);
+        }
+    } while (i < n && i > start);   /* stopped at a frame for tx_general */
     dst->top = (unsigned)(top - dst->free);
     d->tail = tail + i;
     d->ring_bytes += bytes;

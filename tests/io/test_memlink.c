@@ -410,6 +410,42 @@ static void bursts_across_ring_end(void **state)
     tern_memlink_destroy(l);
 }
 
+/* One burst mixing the fast path's two copies (17..256 bytes inline,
+ * others by memcpy) back and forth: order, bytes and counters. */
+static void burst_mixed_lengths(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    const uint32_t lens[] = {60, 1000, 1400, 130, 8, 256, 257, 17, 1514, 16};
+    enum { N = sizeof lens / sizeof lens[0] };
+    tern_buf *s[N], *r[N + 1];
+    uint64_t bytes = 0;
+    for (unsigned i = 0; i < N; i++) {
+        s[i] = tern_pool_alloc(tern_memlink_pool(l, 0));
+        s[i]->len = lens[i];
+        for (uint32_t k = 0; k < lens[i]; k++)
+            s[i]->data[k] = (uint8_t)(k * 3 + i);
+        bytes += lens[i];
+    }
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, N);
+    assert_int_equal(tern_memlink_rx(l, 1, r, N + 1, 0), N);
+    for (unsigned i = 0; i < N; i++) {
+        assert_int_equal(r[i]->len, lens[i]);
+        for (uint32_t k = 0; k < lens[i]; k++)
+            if (r[i]->data[k] != (uint8_t)(k * 3 + i))
+                fail_msg("frame %u: byte %u differs", i, k);
+        release(l, 1, r[i]);
+    }
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->sent, N);
+    assert_int_equal(st->wire, N);
+    assert_int_equal(st->sent_bytes, bytes);
+    assert_int_equal(st->delivered_bytes, bytes);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
 /* A burst larger than the queue or the receiver's pool: the fast path
  * takes what fits, the rest is counted as before. */
 static void burst_over_limits_counted(void **state)
@@ -693,6 +729,7 @@ int main(void)
         cmocka_unit_test(delivered_bytes_exact),
         cmocka_unit_test(burst_over_limits_counted),
         cmocka_unit_test(bursts_across_ring_end),
+        cmocka_unit_test(burst_mixed_lengths),
         cmocka_unit_test(injector_deterministic),
         cmocka_unit_test(loss_rate),
         cmocka_unit_test(dup_rate),
