@@ -652,10 +652,12 @@ void tern_memlink_tx(void *ctx, tern_buf **frames, unsigned n)
 {
     ml_dir *d = ctx;
     unsigned i = 0;
-    if (d->plain && !d->held) {
-        i = tx_plain(d, frames, n);
-        if (i < n && (d->tail & d->mask) == 0)  /* stopped at the wrap */
-            i += tx_plain(d, frames + i, n - i);
+    /* A second turn only when the first stopped at the ring's end. */
+    for (int turn = 0; turn < 2 && i < n && d->plain && !d->held; turn++) {
+        unsigned k = tx_plain(d, frames + i, n - i);
+        i += k;
+        if (!k || (d->tail & d->mask) != 0)
+            break;
     }
     if (i < n)
         tx_general(d->link, d, frames + i, n - i);
