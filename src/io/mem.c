@@ -27,8 +27,12 @@
 /* Frames sent by one end towards the other (the sending end's tx_ctx). */
 typedef struct ml_dir {
     tern_buf **ring;           /* the frames, mask + 1 slots */
-    uint64_t *due;             /* due[i]: when ring[i] may be delivered */
+    uint64_t *due;             /* due[i]: when ring[i] may be delivered,
+                                  for indices head..dated-1 */
     uint32_t mask, head, tail, limit;
+    uint32_t dated;            /* head <= dated <= tail: frames from here
+                                  on are due at once (due[] not written:
+                                  tx_plain stores none) */
     tern_pool *src, *dst;      /* sender's and receiver's pools */
     uint32_t src_caps, dst_caps;
     uint32_t capacity;         /* payload bytes of one receiver buffer */
@@ -343,8 +347,14 @@ static void push(tern_memlink *l, ml_dir *d, tern_buf *b)
     uint32_t len = b->frag ? ml_frame_len(b) : b->len;
     if (d->timed)
         due = due_time(l, d, len);
-    d->ring[d->tail & d->mask] = b;
-    d->due[d->tail++ & d->mask] = due;
+    if (due) {
+        /* Frames since the last dated one had no due stored: 0. */
+        for (uint32_t k = d->dated; k != d->tail; k++)
+            d->due[k & d->mask] = 0;
+        d->due[d->tail & d->mask] = due;
+        d->dated = d->tail + 1;
+    }
+    d->ring[d->tail++ & d->mask] = b;
     d->ring_bytes += len;
     if (d->pcap)
         tern_pcap_write(d->pcap, b, due > l->now ? due : l->now);
@@ -550,7 +560,7 @@ static void tx_slow(tern_memlink *l, ml_dir *d, tern_buf *f)
  * slot, and the sender's reference dropped. */
 static inline void plain_frame(tern_pool *dst, tern_pool *src, tern_buf *b,
                                tern_buf *f, uint32_t len, bool small,
-                               tern_buf **slot, uint64_t *due)
+                               tern_buf **slot)
 {
     b = tern_pool_ready(dst, b);
     b->len = len;   /* before the byte stores, which may alias it */
@@ -559,7 +569,6 @@ static inline void plain_frame(tern_pool *dst, tern_pool *src, tern_buf *b,
     else
         memcpy(b->data, f->data, len);
     *slot = b;
-    *due = 0;
     tern_pool_release_one(src, f);
 }
 
@@ -583,7 +592,6 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
         n = dst->top;           /* ... and the pool drops */
     tern_buf **top = dst->free + dst->top;
     tern_buf **slot = d->ring + at;
-    uint64_t *due = d->due + at;
     uint32_t cap = d->capacity;
     uint64_t bytes = 0;
     unsigned i = 0, start;
@@ -597,7 +605,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
             if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || !small_frame(len))
                 break;
             bytes += len;
-            plain_frame(dst, src, *--top, f, len, true, slot + i, due + i);
+            plain_frame(dst, src, *--top, f, len, true, slot + i);
         }
         /* The others that fit a receiver buffer (bulk data), by memcpy. */
         for (; i < n; i++) {
@@ -607,7 +615,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
                 len > cap)
                 break;
             bytes += len;
-            plain_frame(dst, src, *--top, f, len, false, slot + i, due + i);
+            plain_frame(dst, src, *--top, f, len, false, slot + i);
         }
     } while (i < n && i > start);   /* stopped at a frame for tx_general */
     dst->top = (unsigned)(top - dst->free);
@@ -674,6 +682,12 @@ static inline void copy_frames(tern_buf **dst, tern_buf *const *src,
         dst[k] = src[k];
 }
 
+/* When the queued frame at ring index k is due. */
+static inline uint64_t due_of(const ml_dir *d, uint32_t k)
+{
+    return k - d->head < d->dated - d->head ? d->due[k & d->mask] : 0;
+}
+
 /* Take the first n frames of d's ring into frames, of bytes bytes. */
 static inline unsigned rx_take(ml_dir *d, tern_buf **frames, uint32_t n,
                                uint64_t bytes)
@@ -684,6 +698,8 @@ static inline unsigned rx_take(ml_dir *d, tern_buf **frames, uint32_t n,
     copy_frames(frames, d->ring + at, first);
     copy_frames(frames + first, d->ring, n - first);
     d->head = head + n;
+    if (d->dated - head < n)     /* keep head <= dated */
+        d->dated = head + n;
     d->ring_bytes -= bytes;
     d->st.delivered += n;
     d->st.delivered_bytes += bytes;
@@ -701,7 +717,6 @@ static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
 {
     if (d->held && l->now >= d->held_deadline)
         release_held(l, d);
-    const uint64_t *due = d->due;
     uint32_t head = d->head, mask = d->mask;
     uint32_t queued = d->tail - head, n = queued;
     if (!n)
@@ -710,9 +725,9 @@ static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
         n = max;
     /* Due times never decrease along the ring: when the last frame to take
      * is due, all are, and no frame needs its own test. */
-    if (due[(head + n - 1) & mask] > now_ns) {
+    if (due_of(d, head + n - 1) > now_ns) {
         uint32_t k = 0;
-        while (k < n && due[(head + k) & mask] <= now_ns)
+        while (k < n && due_of(d, head + k) <= now_ns)
             k++;
         n = k;
     }
@@ -734,12 +749,12 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
         l->now = now_ns;
     uint32_t queued = d->tail - d->head;
     /* The usual case: no held frame, and the whole ring fits and is due
-     * (due times never decrease along the ring, so the last one tells);
-     * its bytes are the running ring_bytes, no frame is read. */
+     * (no frame in it has a due time); its bytes are the running
+     * ring_bytes, no frame is read. */
     if (!d->held && queued <= max) {
         if (!queued)
             return 0;
-        if (d->due[(d->tail - 1) & d->mask] <= now_ns)
+        if (d->dated == d->head)
             return rx_take(d, frames, queued, d->ring_bytes);
     }
     return rx_general(l, d, frames, max, now_ns);
@@ -750,7 +765,7 @@ uint64_t tern_memlink_next_event(const tern_memlink *l, int end)
     const ml_dir *d = &l->dir[!(end & 1)];
     uint64_t t = UINT64_MAX;
     if (d->head != d->tail)
-        t = d->due[d->head & d->mask];
+        t = due_of(d, d->head);
     if (d->held && d->held_deadline < t)
         t = d->held_deadline;
     return t;

@@ -446,6 +446,66 @@ static void burst_mixed_lengths(void **state)
     tern_memlink_destroy(l);
 }
 
+/* Frames with a due time and plain ones (which store none) in the same
+ * ring slots, lap after lap: a plain frame is due at once even where an
+ * earlier lap left a due time far ahead in its slot, and a delayed frame
+ * is still the next event. (Not checked: rx before that time. It takes
+ * the whole ring when its last frame is due, and plain frames queued
+ * behind a delayed one are: an old shortcut, kept as it was.) */
+static void delayed_and_plain_frames_share_slots(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.queue_len = 8;
+    tern_memlink *l = link_new(&c);
+    const tern_memlink_faults slow = {.delay_ns = 1000000000}, none = {0};
+    uint8_t f[64] = {0};
+    tern_buf *r[16];
+    for (uint64_t lap = 0; lap < 3; lap++) {
+        uint64_t t0 = lap * 10000000000ull, t1 = t0 + 1000000000;
+        tern_memlink_set_time(l, t0);
+        tern_memlink_set_faults(l, 0, &slow);
+        for (int i = 0; i < 8; i++)       /* every slot: due at t1 */
+            send_bytes(l, 0, f, sizeof f);
+        assert_int_equal(tern_memlink_rx(l, 1, r, 16, t0), 0);
+        assert_int_equal(tern_memlink_next_event(l, 1), t1);
+        assert_int_equal(tern_memlink_rx(l, 1, r, 16, t1), 8);
+        for (int i = 0; i < 8; i++)
+            release(l, 1, r[i]);
+        tern_memlink_set_faults(l, 0, &none);
+        for (int i = 0; i < 3; i++) {     /* plain, in slots due at t1 */
+            f[20] = (uint8_t)(lap * 16 + i);
+            send_bytes(l, 0, f, sizeof f);
+        }
+        assert_int_equal(tern_memlink_next_event(l, 1), 0);
+        tern_memlink_set_faults(l, 0, &slow);
+        f[20] = (uint8_t)(lap * 16 + 3);
+        send_bytes(l, 0, f, sizeof f);    /* due at t1 + 1 s */
+        tern_memlink_set_faults(l, 0, &none);
+        for (int i = 4; i < 6; i++) {
+            f[20] = (uint8_t)(lap * 16 + i);
+            send_bytes(l, 0, f, sizeof f);
+        }
+        tern_buf *p[3];
+        /* Taken at t0, before the stale due times of their slots. */
+        assert_int_equal(tern_memlink_rx(l, 1, p, 2, t0), 2);
+        assert_int_equal(tern_memlink_rx(l, 1, p + 2, 1, t0), 1);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(p[i]->data[20], lap * 16 + i);
+            release(l, 1, p[i]);
+        }
+        assert_int_equal(tern_memlink_next_event(l, 1), t1 + 1000000000);
+        assert_int_equal(tern_memlink_rx(l, 1, r, 16, t1 + 1000000000), 3);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(r[i]->data[20], lap * 16 + 3 + i);
+            release(l, 1, r[i]);
+        }
+        assert_int_equal(tern_memlink_next_event(l, 1), UINT64_MAX);
+    }
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
 /* A burst larger than the queue or the receiver's pool: the fast path
  * takes what fits, the rest is counted as before. */
 static void burst_over_limits_counted(void **state)
@@ -730,6 +790,7 @@ int main(void)
         cmocka_unit_test(burst_over_limits_counted),
         cmocka_unit_test(bursts_across_ring_end),
         cmocka_unit_test(burst_mixed_lengths),
+        cmocka_unit_test(delayed_and_plain_frames_share_slots),
         cmocka_unit_test(injector_deterministic),
         cmocka_unit_test(loss_rate),
         cmocka_unit_test(dup_rate),
