@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tern.h"
 
@@ -104,6 +105,18 @@ static inline tern_buf *tern_pool_alloc(tern_pool *p)
     return p->top ? tern_pool_ready(p, p->free[--p->top]) : NULL;
 }
 
+/* refs = TERN_POOL_FREE_REFS and flags = 0 (a free buffer's flags are
+ * unused: tern_pool_ready clears them) as one 32-bit store, where gcc
+ * would write the 16-bit constant with two instructions. */
+static inline void tern_pool_mark_free_(tern_buf *b)
+{
+    _Static_assert(offsetof(tern_buf, flags) ==
+                       offsetof(tern_buf, refs) + sizeof(uint16_t),
+                   "flags follows refs");
+    const uint16_t pair[2] = {TERN_POOL_FREE_REFS, 0};
+    memcpy(&b->refs, pair, sizeof pair);
+}
+
 static inline void tern_pool_put(tern_pool *p, tern_buf *b)
 {
     /* One branch for both checks (foreign buffer, refs not 0): this runs
@@ -111,13 +124,19 @@ static inline void tern_pool_put(tern_pool *p, tern_buf *b)
     if (TERN_POOL_CHECKS &&
         (((uintptr_t)b - (uintptr_t)p->slots >= p->span) | (b->refs != 0)))
         tern_pool_put_panic_(p, b);
-    b->refs = TERN_POOL_FREE_REFS;
+    tern_pool_mark_free_(b);
     p->free[p->top++] = b;
 }
 
 static inline void tern_pool_release_one(tern_pool *p, tern_buf *b)
 {
-    if (TERN_POOL_CHECKS && (b->refs == 0 || b->refs == TERN_POOL_FREE_REFS))
+    /* One test for the usual case, another owner left (refs 2 .. 0xFFFE);
+     * the last owner (1) and the misuses (0, FREE_REFS) take the branch. */
+    if ((uint16_t)(b->refs - 2u) < TERN_POOL_FREE_REFS - 2u) {
+        b->refs--;
+        return;
+    }
+    if (TERN_POOL_CHECKS && b->refs != 1)
         tern_pool_panic_(p, b, "double release");
     if (--b->refs == 0)
         tern_pool_put(p, b);
