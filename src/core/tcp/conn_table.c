@@ -76,10 +76,9 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     for (uint32_t i = 0; i < n; i++) {
         conns[i].idx = i;
         conns[i].hnext = i + 1 < n ? i + 1 : TCP_NIL;
-        conns[i].pend_next = TCP_NIL;
     }
     tl->free_head = 0;
-    tl->pend_head = TCP_NIL;
+    tl->pend_head = NULL;
     uint64_t k = tern_siphash(cfg->secret, (const uint8_t *)"tern-tcp-hash", 13);
     tl->hk0 = k;
     tl->hk1 = (k * 0x9e3779b97f4a7c15ull) | 1;
@@ -97,7 +96,8 @@ struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
     struct tern_conn *c = &tl->conns[tl->free_head];
     tl->free_head = c->hnext;
     /* a freed conn may still sit on the pending list: keep its link */
-    uint32_t keep = c->flags & TF_PENDING, pn = c->pend_next;
+    uint32_t keep = c->flags & TF_PENDING;
+    struct tern_conn *pn = c->pend_next;
     uint32_t gen = c->gen, idx = c->idx;
     tern_memset(c, 0, sizeof *c);
     c->flags = keep;

@@ -211,10 +211,11 @@ bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
 static void run_pending(tern_stack *st)
 {
     struct tcp_layer *tl = TL(st);
-    while (tl->pend_head != TCP_NIL) {
-        struct tern_conn *c = &tl->conns[tl->pend_head];
+    struct tern_conn *c;
+    /* a pointer list: no index to scale per conn; pend_next is only read
+     * while TF_PENDING is set, and conn_pend writes it with the flag */
+    while ((c = tl->pend_head) != NULL) {
         tl->pend_head = c->pend_next;
-        c->pend_next = TCP_NIL;
         /* PENDING and (unless closed) OUTPUT cleared in one store */
         uint32_t f = c->flags & ~(uint32_t)TF_PENDING;
         if (c->state == TERN_TCP_CLOSED) {

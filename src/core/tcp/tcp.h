@@ -172,7 +172,7 @@ struct tern_conn {
     uint8_t syn_tries;
     uint8_t nsb;              /* scoreboard ranges */
     uint32_t iss, irs;
-    uint32_t pend_next;       /* end-of-burst list */
+    struct tern_conn *pend_next; /* end-of-burst list (TF_PENDING) */
     uint32_t gen;             /* bumped when the slot is freed */
     uint32_t idx;
 
@@ -319,7 +319,7 @@ struct tcp_layer {
     uint64_t hk0, hk1;        /* table hash keys (from the secret) */
     struct tcp_listener *lis;
     uint32_t nlis;
-    uint32_t pend_head;       /* conns needing output/ACK at burst end */
+    struct tern_conn *pend_head; /* conns needing output/ACK at burst end */
     bool in_input;
     const tcp_cc_ops *cc;
     uint32_t port_next;       /* RFC 6056 algorithm 3 counter */
@@ -409,7 +409,7 @@ static inline void conn_pend(tern_stack *st, struct tern_conn *c,
     if (!(was & TF_PENDING)) {
         struct tcp_layer *tl = TL(st);
         c->pend_next = tl->pend_head;
-        tl->pend_head = c->idx;
+        tl->pend_head = c;
     }
 }
 
