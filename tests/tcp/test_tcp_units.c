@@ -860,6 +860,54 @@ static void ack_fields_repeat(void **s)
     assert_true(moved > 100);           /* the first call moved the edge */
 }
 
+/* conn_pend links a conn once (LIFO) and keeps adding reasons; the end of
+ * the burst unlinks every conn, and a closed one keeps TF_OUTPUT but
+ * leaves the list; a later conn_pend links it again. */
+static void expect_pending(struct tcp_layer *tl, struct tern_conn *c,
+                           const int *order, int n)
+{
+    struct tern_conn *p = tl->pend_head;
+    for (int i = 0; i < n; i++, p = p->pend_next) {
+        assert_ptr_equal(p, &c[order[i]]);
+        assert_true(p->flags & TF_PENDING);
+    }
+    assert_null(p);
+}
+
+static void pending_list(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    struct tcp_layer *tl = t->st->tcp;
+    tern_poll(t->st, t->now);
+    assert_null(tl->pend_head);
+    struct tern_conn *c = tl->conns;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(c[i].state, TERN_TCP_CLOSED);
+        c[i].flags = 0;
+    }
+    conn_pend(t->st, &c[2], TF_OUTPUT);
+    conn_pend(t->st, &c[0], TF_ACK_DELAYED);
+    conn_pend(t->st, &c[2], TF_ACK_NOW);        /* linked already */
+    conn_pend(t->st, &c[3], TF_OUTPUT);
+    expect_pending(tl, c, (const int[]){3, 0, 2}, 3);
+    assert_int_equal(c[2].flags, TF_OUTPUT | TF_ACK_NOW | TF_PENDING);
+    assert_int_equal(c[1].flags, 0);
+    tcp_input_done(t->st);
+    assert_null(tl->pend_head);
+    assert_int_equal(c[2].flags, TF_OUTPUT | TF_ACK_NOW);
+    assert_int_equal(c[0].flags, TF_ACK_DELAYED);
+    assert_int_equal(c[3].flags, TF_OUTPUT);
+    conn_pend(t->st, &c[0], TF_OUTPUT);         /* stale link overwritten */
+    conn_pend(t->st, &c[1], TF_OUTPUT);
+    expect_pending(tl, c, (const int[]){1, 0}, 2);
+    tcp_input_done(t->st);
+    assert_null(tl->pend_head);
+    for (int i = 0; i < 4; i++)
+        assert_false(c[i].flags & TF_PENDING);
+    th_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -873,6 +921,7 @@ int main(void)
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(rto_rounding),
         cmocka_unit_test(wheel),
+        cmocka_unit_test(pending_list),
         cmocka_unit_test(wheel_next_kept),
         cmocka_unit_test(arm_rto_lone),
         cmocka_unit_test(lone_send_same),
