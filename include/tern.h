@@ -119,16 +119,84 @@ typedef struct tern_buf {
     void *user;             /* the embedder's own (e.g. its mbuf) */
 } tern_buf;
 
+/* refs of a buffer that sits on a tern_buf_stack (free, in the pool). */
+#define TERN_BUF_FREE_REFS 0xFFFFu
+
+/*
+ * Optional: the pool's LIFO of free buffers, which the stack then pops and
+ * pushes inline instead of calling alloc/free for every buffer (a pool
+ * whose alloc/free are this LIFO saves two indirect calls per buffer).
+ * free[top - 1] is the next buffer to give; free has cap entries.  Buffers
+ * on it have refs == TERN_BUF_FREE_REFS.  The stack
+ *   - pops only a top buffer whose refs is TERN_BUF_FREE_REFS and sets it
+ *     up as tern_buf_fresh() does; otherwise (empty stack, or a free buffer
+ *     that was written to: use after free) it calls alloc, which decides;
+ *   - pushes a buffer whose refs fell to 0 only when the LIFO has room and
+ *     the buffer lies in [base, base + span), setting refs to
+ *     TERN_BUF_FREE_REFS and flags to 0; otherwise it calls free (which
+ *     catches a foreign buffer).
+ * The embedder's own alloc/free must use the same LIFO the same way.
+ */
+typedef struct tern_buf_stack {
+    struct tern_buf **free;
+    uint32_t top;           /* free buffers on the LIFO */
+    uint32_t cap;           /* entries of free */
+    const uint8_t *base;    /* the pool's buffers lie in [base, base+span) */
+    size_t span;
+} tern_buf_stack;
+
 /* How the stack gets and returns buffers. Both run on the instance's
  * thread. alloc returns a buffer whose data points TERN_HEADROOM bytes (or
  * more) past head with len 0 and refs 1, or NULL when the pool is empty (the
  * stack counts that and copes). free takes back a buffer whose refs fell to
- * 0. */
+ * 0. stack is optional (NULL: alloc/free for every buffer). */
 typedef struct tern_buf_ops {
     tern_buf *(*alloc)(void *ctx);
     void (*free)(void *ctx, tern_buf *buf);
     void *ctx;
+    tern_buf_stack *stack;
 } tern_buf_ops;
+
+/* What a pool's alloc does to a free buffer it hands out: data at
+ * TERN_HEADROOM, no length, chain or queue link, one owner, no flags or
+ * offload fields. */
+static inline tern_buf *tern_buf_fresh(tern_buf *b)
+{
+    b->data = b->head + TERN_HEADROOM;
+    b->len = 0;
+    b->frag = NULL;
+    b->next = NULL;
+    b->refs = 1;
+    b->flags = 0;
+    b->tso_mss = 0;
+    b->l2_len = b->l3_len = b->l4_len = 0;
+    return b;
+}
+
+/* Pop the LIFO's top buffer, fresh, when there is one and it is still
+ * marked free; NULL otherwise (the caller then asks alloc). */
+static inline tern_buf *tern_buf_stack_pop(tern_buf_stack *s)
+{
+    if (s->top == 0)
+        return NULL;
+    tern_buf *b = s->free[s->top - 1];
+    if (b->refs != TERN_BUF_FREE_REFS)
+        return NULL;
+    s->top--;
+    return tern_buf_fresh(b);
+}
+
+/* Push b (refs fell to 0) when the LIFO has room and b lies in its pool;
+ * false otherwise (the caller then calls free). */
+static inline bool tern_buf_stack_push(tern_buf_stack *s, tern_buf *b)
+{
+    if (((uintptr_t)b - (uintptr_t)s->base >= s->span) | (s->top >= s->cap))
+        return false;
+    b->refs = TERN_BUF_FREE_REFS;
+    b->flags = 0;
+    s->free[s->top++] = b;
+    return true;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Configuration                                                             */

@@ -97,6 +97,8 @@ tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
     tern_memset(mem, 0, size);
     tern_stack *st = mem;
     st->cfg = c;
+    if (!st->cfg.buf_ops.stack)
+        st->cfg.buf_ops.stack = &st->no_lifo;
     st->netmask = c.prefix_len ? ~0u << (32 - c.prefix_len) : 0;
     st->bcast = (c.ip & st->netmask) | ~st->netmask;
     st->icmp_tokens = c.icmp_rate_per_sec;
@@ -187,7 +189,7 @@ void tern_buf_release(tern_stack *st, tern_buf *b)
     while (b) {
         tern_buf *next = b->frag;
         if (--b->refs == 0)
-            st->cfg.buf_ops.free(st->cfg.buf_ops.ctx, b);
+            buf_free(st, b);
         b = next;
     }
 }
@@ -214,5 +216,5 @@ uint32_t csum_chain(const tern_buf *b, const uint8_t *from, uint32_t len,
 
 tern_buf *tern_buf_alloc(tern_stack *st)
 {
-    return st->cfg.buf_ops.alloc(st->cfg.buf_ops.ctx);
+    return buf_alloc(st);
 }

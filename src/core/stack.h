@@ -75,6 +75,10 @@ struct tern_stack {
     uint64_t reasm_next;      /* earliest expiry held; no scan before it */
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
+    /* cfg.buf_ops.stack when the embedder gives none: empty, no room, no
+     * span, so the inline pop and push always defer to the ops (and the
+     * hot paths need no NULL test). */
+    tern_buf_stack no_lifo;
 };
 
 /* Bytes of a frame that may be a frag chain (scatter-gather, LRO). */
@@ -85,6 +89,20 @@ static inline uint32_t buf_chain_len(const tern_buf *b)
         n += b->len;
     return n;
 }
+/* Hand back a buffer whose refs fell to 0: onto the pool's LIFO inline
+ * when the embedder gave one and it takes b, else through ops.free. */
+static inline void buf_free(tern_stack *st, tern_buf *b)
+{
+    if (!tern_buf_stack_push(st->cfg.buf_ops.stack, b))
+        st->cfg.buf_ops.free(st->cfg.buf_ops.ctx, b);
+}
+/* A fresh buffer: off the pool's LIFO inline when it has a good one, else
+ * from ops.alloc (which also judges a free buffer that was written to). */
+static inline tern_buf *buf_alloc(tern_stack *st)
+{
+    tern_buf *b = tern_buf_stack_pop(st->cfg.buf_ops.stack);
+    return b ? b : st->cfg.buf_ops.alloc(st->cfg.buf_ops.ctx);
+}
 /* tern_buf_release inline for the usual single buffer (every received
  * segment and every acknowledged send buffer ends here). */
 static inline void buf_release(tern_stack *st, tern_buf *b)
@@ -94,7 +112,7 @@ static inline void buf_release(tern_stack *st, tern_buf *b)
         return;
     }
     if (--b->refs == 0)
-        st->cfg.buf_ops.free(st->cfg.buf_ops.ctx, b);
+        buf_free(st, b);
 }
 /* Partial Internet checksum of len bytes of a chain, starting at `from`
  * inside its first buffer (stack.c). */

@@ -450,18 +450,18 @@ static void free_pools(dq *q)
         rte_mempool_free(q->mp);
     if (q->mz)
         rte_memzone_free(q->mz);
-    free(q->tp.free);
+    free(q->tp.stack.free);
     q->clones = q->mp = NULL;
     q->mz = NULL;
-    q->tp.free = NULL;
+    q->tp.stack.free = NULL;
 }
 
 /* Keep the tern free list between stock_lo and stock_hi. */
 static void stock_balance(dq *q)
 {
     void *objs[64];
-    if (q->tp.top < q->stock_lo) {
-        unsigned want = q->stock_target - q->tp.top;
+    if (q->tp.stack.top < q->stock_lo) {
+        unsigned want = q->stock_target - q->tp.stack.top;
         while (want) {
             unsigned k = want < 64 ? want : 64;
             if (rte_mempool_get_bulk(q->mp, objs, k) < 0) {
@@ -471,18 +471,18 @@ static void stock_balance(dq *q)
             for (unsigned i = 0; i < k; i++) {
                 tern_buf *b = mbuf_tb(objs[i]);
                 b->refs = TERN_POOL_FREE_REFS;
-                q->tp.free[q->tp.top++] = b;
+                q->tp.stack.free[q->tp.stack.top++] = b;
             }
             want -= k;
             q->st.stock_refills++;
         }
-    } else if (q->tp.top > q->stock_hi) {
-        while (q->tp.top > q->stock_target) {
-            unsigned k = q->tp.top - q->stock_target;
+    } else if (q->tp.stack.top > q->stock_hi) {
+        while (q->tp.stack.top > q->stock_target) {
+            unsigned k = q->tp.stack.top - q->stock_target;
             if (k > 64)
                 k = 64;
             for (unsigned i = 0; i < k; i++) {
-                tern_buf *b = q->tp.free[--q->tp.top];
+                tern_buf *b = q->tp.stack.free[--q->tp.stack.top];
                 struct rte_mbuf *m = tb_mbuf(b);
                 b->refs = 0;
                 m->next = NULL;
@@ -498,7 +498,7 @@ static void stock_balance(dq *q)
 /* A buffer from the queue's stock (refilled if dry), or NULL. */
 static tern_buf *stock_get(dq *q)
 {
-    if (q->tp.top == 0)
+    if (q->tp.stack.top == 0)
         stock_balance(q);
     return tern_pool_alloc(&q->tp);
 }
@@ -1300,7 +1300,7 @@ void tern_dpdk_buffers(tern_dev *dev, unsigned q, unsigned *in_mempool,
     if (in_mempool)
         *in_mempool = rte_mempool_avail_count(x->mp);
     if (in_stock)
-        *in_stock = x->tp.top;
+        *in_stock = x->tp.stack.top;
     if (clones_free)
         *clones_free = rte_mempool_avail_count(x->clones);
 }

@@ -57,18 +57,19 @@ bool tern_pool_owns(const tern_pool *p, const tern_buf *b);
 /* The layout is here only so the hot calls inline to a few instructions;
  * use the functions. Everything lives in one mapping made at create. */
 struct tern_pool {
-    tern_buf **free;      /* LIFO stack; free[top - 1] is the hottest */
-    unsigned top;         /* buffers in the pool */
+    /* The LIFO of free buffers, stack.free[stack.top - 1] the hottest;
+     * tern_pool_ops gives it to the stack, which pops and pushes it inline
+     * (cap = count, base = slots, span = count * slot_size). */
+    tern_buf_stack stack;
     unsigned count;
     unsigned buf_size;
     unsigned slot_size;   /* descriptor + buffer memory, cache aligned */
     uint8_t *slots;       /* count slots */
-    size_t span;          /* count * slot_size: bytes of the slots */
     size_t map_len;
 };
 
 /* refs of a buffer sitting in the pool: a release or free of it is caught. */
-#define TERN_POOL_FREE_REFS 0xFFFFu
+#define TERN_POOL_FREE_REFS TERN_BUF_FREE_REFS
 
 /* Misuse checks (double free, foreign buffer, use after free), on unless
  * NDEBUG; they cost a compare or two. Failures abort with a message. */
@@ -89,20 +90,13 @@ static inline tern_buf *tern_pool_ready(tern_pool *p, tern_buf *b)
 {
     if (TERN_POOL_CHECKS && b->refs != TERN_POOL_FREE_REFS)
         tern_pool_panic_(p, b, "free buffer was modified (use after free?)");
-    b->data = b->head + TERN_HEADROOM;
-    b->len = 0;
-    b->frag = NULL;
-    b->next = NULL;
-    b->refs = 1;
-    b->flags = 0;
-    b->tso_mss = 0;
-    b->l2_len = b->l3_len = b->l4_len = 0;
-    return b;
+    return tern_buf_fresh(b);
 }
 
 static inline tern_buf *tern_pool_alloc(tern_pool *p)
 {
-    return p->top ? tern_pool_ready(p, p->free[--p->top]) : NULL;
+    tern_buf_stack *s = &p->stack;
+    return s->top ? tern_pool_ready(p, s->free[--s->top]) : NULL;
 }
 
 /* refs = TERN_POOL_FREE_REFS and flags = 0 (a free buffer's flags are
@@ -122,10 +116,11 @@ static inline void tern_pool_put(tern_pool *p, tern_buf *b)
     /* One branch for both checks (foreign buffer, refs not 0): this runs
      * for every buffer freed. */
     if (TERN_POOL_CHECKS &&
-        (((uintptr_t)b - (uintptr_t)p->slots >= p->span) | (b->refs != 0)))
+        (((uintptr_t)b - (uintptr_t)p->slots >= p->stack.span) |
+         (b->refs != 0)))
         tern_pool_put_panic_(p, b);
     tern_pool_mark_free_(b);
-    p->free[p->top++] = b;
+    p->stack.free[p->stack.top++] = b;
 }
 
 static inline void tern_pool_release_one(tern_pool *p, tern_buf *b)

@@ -588,9 +588,9 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
         n = run;
     /* The receiver's free stack, its top kept here for the burst: only
      * this loop takes from it (the releases go to src, the other pool). */
-    if (n > dst->top)
-        n = dst->top;           /* ... and the pool drops */
-    tern_buf **top = dst->free + dst->top;
+    if (n > dst->stack.top)
+        n = dst->stack.top;           /* ... and the pool drops */
+    tern_buf **top = dst->stack.free + dst->stack.top;
     tern_buf **slot = d->ring + at;
     uint32_t cap = d->capacity;
     uint64_t bytes = 0;
@@ -618,7 +618,7 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
             plain_frame(dst, src, *--top, f, len, false, slot + i);
         }
     } while (i < n && i > start);   /* stopped at a frame for tx_general */
-    dst->top = (unsigned)(top - dst->free);
+    dst->stack.top = (unsigned)(top - dst->stack.free);
     d->tail = tail + i;
     d->ring_bytes += bytes;
     d->st.sent += i;

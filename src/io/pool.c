@@ -25,7 +25,7 @@ _Noreturn void tern_pool_panic_(const tern_pool *p, const tern_buf *b,
 
 _Noreturn void tern_pool_put_panic_(const tern_pool *p, const tern_buf *b)
 {
-    if ((uintptr_t)b - (uintptr_t)p->slots >= p->span)
+    if ((uintptr_t)b - (uintptr_t)p->slots >= p->stack.span)
         tern_pool_panic_(p, b, "buffer is not from this pool");
     tern_pool_panic_(p, b, b->refs == TERN_POOL_FREE_REFS
                                ? "double free"
@@ -35,13 +35,15 @@ _Noreturn void tern_pool_put_panic_(const tern_pool *p, const tern_buf *b)
 void tern_pool_view(tern_pool *p, uint8_t *slots, unsigned count,
                     unsigned slot_size, unsigned buf_size, tern_buf **free)
 {
-    p->free = free;
-    p->top = 0;
+    p->stack.free = free;
+    p->stack.top = 0;
+    p->stack.cap = count;
+    p->stack.base = slots;
+    p->stack.span = (size_t)count * slot_size;
     p->count = count;
     p->buf_size = buf_size;
     p->slot_size = slot_size;
     p->slots = slots;
-    p->span = (size_t)count * slot_size;
     p->map_len = 0;
 }
 
@@ -65,7 +67,7 @@ tern_pool *tern_pool_create(unsigned count, unsigned buf_size)
     tern_pool_view(p, m + hdr + stack, count, (unsigned)slot, buf_size,
                    (tern_buf **)(m + hdr));
     p->map_len = len;
-    p->top = count;
+    p->stack.top = count;
     for (unsigned i = 0; i < count; i++) {
         tern_buf *b = (tern_buf *)(p->slots + (size_t)i * slot);
         b->head = (uint8_t *)b + DESC_SIZE;
@@ -73,7 +75,7 @@ tern_pool *tern_pool_create(unsigned count, unsigned buf_size)
         b->data = b->head + TERN_HEADROOM;
         b->refs = TERN_POOL_FREE_REFS;
         /* Reversed so the first allocations walk memory upwards. */
-        p->free[count - 1 - i] = b;
+        p->stack.free[count - 1 - i] = b;
     }
     return p;
 }
@@ -89,15 +91,16 @@ static void ops_free(void *ctx, tern_buf *b) { tern_pool_put(ctx, b); }
 
 tern_buf_ops tern_pool_ops(tern_pool *p)
 {
-    return (tern_buf_ops){.alloc = ops_alloc, .free = ops_free, .ctx = p};
+    return (tern_buf_ops){
+        .alloc = ops_alloc, .free = ops_free, .ctx = p, .stack = &p->stack};
 }
 
-unsigned tern_pool_available(const tern_pool *p) { return p->top; }
+unsigned tern_pool_available(const tern_pool *p) { return p->stack.top; }
 unsigned tern_pool_count(const tern_pool *p) { return p->count; }
 unsigned tern_pool_buf_size(const tern_pool *p) { return p->buf_size; }
 
 bool tern_pool_owns(const tern_pool *p, const tern_buf *b)
 {
     uintptr_t off = (uintptr_t)b - (uintptr_t)p->slots;
-    return off < p->span && off % p->slot_size == 0;
+    return off < p->stack.span && off % p->slot_size == 0;
 }

@@ -154,6 +154,169 @@ static void ops_table(void **state)
     tern_pool_destroy(p);
 }
 
+/* Index of b in p (its slot number), for comparing two pools' states. */
+static unsigned slot_of(const tern_pool *p, const tern_buf *b)
+{
+    return (unsigned)(((const uint8_t *)b - p->slots) / p->slot_size);
+}
+
+/* Same free stack: same depth and the same slots in the same order. */
+static void assert_same_free_stack(const tern_pool *p, const tern_pool *q)
+{
+    assert_int_equal(p->stack.top, q->stack.top);
+    for (unsigned i = 0; i < p->stack.top; i++) {
+        assert_int_equal(slot_of(p, p->stack.free[i]),
+                         slot_of(q, q->stack.free[i]));
+        assert_int_equal(p->stack.free[i]->refs, TERN_POOL_FREE_REFS);
+        assert_int_equal(q->stack.free[i]->refs, TERN_POOL_FREE_REFS);
+    }
+}
+
+/* tern_pool_ops gives the pool's LIFO; popping and pushing it inline (as
+ * the core does) leaves the pool as alloc/free through the ops do. */
+static void stack_inline_matches_ops(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(4, 2048);
+    tern_pool *q = tern_pool_create(4, 2048);
+    tern_buf_ops ops = tern_pool_ops(q);
+    tern_buf_stack *s = tern_pool_ops(p).stack;
+    assert_ptr_equal(s, &p->stack);
+    assert_int_equal(s->cap, 4);
+    tern_buf *a[4], *b[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = tern_buf_stack_pop(s);
+        b[i] = ops.alloc(ops.ctx);
+        assert_non_null(a[i]);
+        assert_int_equal(slot_of(p, a[i]), slot_of(q, b[i]));
+        assert_int_equal(a[i]->refs, 1);
+        assert_int_equal(a[i]->len, 0);
+        assert_null(a[i]->frag);
+        assert_null(a[i]->next);
+        assert_ptr_equal(a[i]->data, a[i]->head + TERN_HEADROOM);
+        a[i]->flags = b[i]->flags = TERN_BUF_TX_TSO;  /* stale, cleared */
+        a[i]->len = b[i]->len = 5;
+    }
+    assert_null(tern_buf_stack_pop(s));     /* empty: the core asks alloc */
+    assert_null(ops.alloc(ops.ctx));
+    const int order[4] = {2, 0, 3, 1};
+    for (int k = 0; k < 4; k++) {
+        int i = order[k];
+        a[i]->refs = b[i]->refs = 0;        /* as the core's release */
+        assert_true(tern_buf_stack_push(s, a[i]));
+        ops.free(ops.ctx, b[i]);
+        assert_int_equal(a[i]->flags, 0);
+        assert_same_free_stack(p, q);
+    }
+    tern_buf *c = tern_buf_stack_pop(s);
+    assert_ptr_equal(c, a[1]);              /* LIFO */
+    assert_int_equal(c->flags, 0);
+    assert_int_equal(c->len, 0);
+    assert_int_equal(slot_of(q, ops.alloc(ops.ctx)), slot_of(p, c));
+    assert_same_free_stack(p, q);
+    tern_pool_destroy(p);
+    tern_pool_destroy(q);
+}
+
+/* The inline push takes only the pool's own buffers, and only while the
+ * LIFO has room; the inline pop leaves a free buffer that was written to
+ * (refs changed: use after free) for alloc to judge. */
+static void stack_inline_refusals(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(2, 2048);
+    tern_pool *q = tern_pool_create(1, 2048);
+    tern_buf_stack *s = &p->stack;
+    tern_buf *foreign = tern_pool_alloc(q);
+    foreign->refs = 0;
+    assert_false(tern_buf_stack_push(s, foreign));
+    assert_int_equal(s->top, 2);
+    assert_int_equal(foreign->refs, 0);     /* untouched */
+    /* Full LIFO (a buffer freed twice with its refs reset): refused. */
+    tern_buf *b = tern_buf_stack_pop(s);
+    b->refs = 0;
+    assert_true(tern_buf_stack_push(s, b));
+    b->refs = 0;
+    assert_false(tern_buf_stack_push(s, b));
+    assert_int_equal(s->top, 2);
+    /* Top buffer written to while free: not popped. */
+    b->refs = 1;
+    assert_null(tern_buf_stack_pop(s));
+    assert_int_equal(s->top, 2);
+    b->refs = TERN_POOL_FREE_REFS;
+    assert_ptr_equal(tern_buf_stack_pop(s), b);
+    tern_pool_destroy(p);
+    tern_pool_destroy(q);
+}
+
+static void no_tx(void *ctx, tern_buf **frames, unsigned n)
+{
+    (void)ctx;
+    (void)frames;
+    (void)n;
+}
+
+/* An instance over p, with the pool's LIFO given to it or not. */
+static tern_stack *stack_over(tern_pool *p, bool with_lifo, void **mem)
+{
+    tern_config cfg;
+    tern_config_defaults(&cfg);
+    cfg.ip = 0x0a000001;
+    cfg.prefix_len = 24;
+    cfg.tx = no_tx;
+    cfg.buf_ops = tern_pool_ops(p);
+    if (!with_lifo)
+        cfg.buf_ops.stack = NULL;   /* an embedder's ops without a LIFO */
+    size_t size = tern_stack_size(&cfg);
+    *mem = aligned_alloc(TERN_STACK_ALIGN,
+                         (size + TERN_STACK_ALIGN - 1) / TERN_STACK_ALIGN *
+                             TERN_STACK_ALIGN);
+    return tern_stack_init(*mem, size, &cfg, NULL);
+}
+
+/* tern_buf_alloc/tern_buf_release through an instance: with the LIFO
+ * (inline) and without (ops calls) the pool ends in the same state. */
+static void core_alloc_release_with_and_without_lifo(void **state)
+{
+    (void)state;
+    tern_pool *p = tern_pool_create(3, 2048);
+    tern_pool *q = tern_pool_create(3, 2048);
+    void *mp, *mq;
+    tern_stack *sp = stack_over(p, true, &mp);
+    tern_stack *sq = stack_over(q, false, &mq);
+    assert_non_null(sp);
+    assert_non_null(sq);
+    tern_buf *a[3], *b[3];
+    for (int i = 0; i < 3; i++) {
+        a[i] = tern_buf_alloc(sp);
+        b[i] = tern_buf_alloc(sq);
+        assert_non_null(a[i]);
+        assert_non_null(b[i]);
+        assert_int_equal(slot_of(p, a[i]), slot_of(q, b[i]));
+        assert_int_equal(a[i]->refs, 1);
+    }
+    assert_null(tern_buf_alloc(sp));
+    assert_null(tern_buf_alloc(sq));
+    a[0]->frag = a[2];                      /* a chain */
+    b[0]->frag = b[2];
+    tern_buf_ref(a[1]);
+    tern_buf_ref(b[1]);
+    tern_buf_release(sp, a[1]);             /* one owner left */
+    tern_buf_release(sq, b[1]);
+    assert_same_free_stack(p, q);
+    assert_int_equal(tern_pool_available(p), 0);
+    tern_buf_release(sp, a[0]);
+    tern_buf_release(sq, b[0]);
+    tern_buf_release(sp, a[1]);
+    tern_buf_release(sq, b[1]);
+    assert_int_equal(tern_pool_available(p), 3);
+    assert_same_free_stack(p, q);
+    free(mp);
+    free(mq);
+    tern_pool_destroy(p);
+    tern_pool_destroy(q);
+}
+
 /* Run fn in a child; true if it died of SIGABRT. */
 /* The inline variants: tern_pool_ready on a buffer taken off the free
  * stack by hand (as the mem link does for a burst), release_one of a buffer
@@ -172,7 +335,7 @@ static void ready_and_release_one(void **state)
     assert_int_equal(tern_pool_available(p), 1);
     tern_pool_release_one(p, a);
     assert_int_equal(tern_pool_available(p), 2);
-    tern_buf *b = tern_pool_ready(p, p->free[--p->top]);  /* LIFO: a */
+    tern_buf *b = tern_pool_ready(p, p->stack.free[--p->stack.top]);  /* LIFO: a */
     assert_ptr_equal(b, a);
     assert_int_equal(b->refs, 1);
     assert_int_equal(b->len, 0);
@@ -247,6 +410,27 @@ static void do_use_after_free(tern_pool *p)
     tern_pool_alloc(p);
 }
 
+/* Through an instance with the LIFO: a double release leaves refs at
+ * FREE - 1 and the next alloc falls back to the pool, which aborts; a
+ * foreign buffer goes to the pool's free, which aborts. */
+static void do_core_double_release(tern_pool *p)
+{
+    void *mem;
+    tern_stack *st = stack_over(p, true, &mem);
+    tern_buf *b = tern_buf_alloc(st);
+    tern_buf_release(st, b);
+    tern_buf_release(st, b);
+    tern_buf_alloc(st);
+}
+
+static void do_core_foreign(tern_pool *p)
+{
+    void *mem;
+    tern_stack *st = stack_over(p, true, &mem);
+    tern_pool *q = tern_pool_create(1, 2048);
+    tern_buf_release(st, tern_pool_alloc(q));
+}
+
 static void misuse_aborts(void **state)
 {
     (void)state;
@@ -257,6 +441,8 @@ static void misuse_aborts(void **state)
     assert_true(aborts(do_free_referenced, "free of a referenced buffer"));
     assert_true(aborts(do_foreign, "not from this pool"));
     assert_true(aborts(do_use_after_free, "use after free"));
+    assert_true(aborts(do_core_double_release, "use after free"));
+    assert_true(aborts(do_core_foreign, "not from this pool"));
 }
 
 int main(void)
@@ -271,6 +457,9 @@ int main(void)
         cmocka_unit_test(ops_table),
         cmocka_unit_test(misuse_aborts),
         cmocka_unit_test(ready_and_release_one),
+        cmocka_unit_test(stack_inline_matches_ops),
+        cmocka_unit_test(stack_inline_refusals),
+        cmocka_unit_test(core_alloc_release_with_and_without_lifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -173,7 +173,7 @@ static inline void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
  * and returns NULL when there is none. */
 static inline tern_buf *sq_buf_alloc(tern_stack *st)
 {
-    tern_buf *b = st->cfg.buf_ops.alloc(st->cfg.buf_ops.ctx);
+    tern_buf *b = buf_alloc(st);
     if (b && (b->data - b->head < MAX_HDRS || b->frag)) {
         tern_buf_release(st, b);
         b = NULL;
