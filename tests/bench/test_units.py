@@ -193,6 +193,11 @@ class Flags(unittest.TestCase):
     def test_validate_usage(self):
         self.assertEqual(self.run_cli("validate")[0], 2)
 
+    def test_scaling_report_missing_file(self):
+        rc, err = self.run_cli("scaling", "--report", "/nonexistent/scaling.json")
+        self.assertEqual(rc, 2)
+        self.assertIn("--report /nonexistent/scaling.json", err)
+
 
 class ArgvProg(unittest.TestCase):
     def test_strips_wrappers(self):

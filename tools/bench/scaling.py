@@ -249,8 +249,12 @@ def main(argv):
                    help="print the table of an earlier run's JSON instead of running")
     a = p.parse_args(argv)
     if a.report:
-        with open(a.report) as f:
-            doc = json.load(f)
+        try:
+            with open(a.report) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            sys.stderr.write("tern bench scaling: --report %s: %s\n" % (a.report, e))
+            return 2
         print(table([summary(r["link"], r["workload"],
                              {int(k): v for k, v in r["runs"].items()})
                      for r in doc["rows"]]))
