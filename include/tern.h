@@ -327,7 +327,7 @@ typedef struct tern_config {
     uint32_t time_wait_ms;    /* TIME_WAIT duration, default 2 * 30 s */
     uint32_t rto_min_ms;      /* default 200 */
     uint32_t rto_max_ms;      /* default 60000 */
-    uint32_t rto_initial_ms;  /* default 1000 */
+    uint32_t rto_initial_ms;  /* default 1000; at most rto_max_ms */
     uint32_t max_retries;     /* RTO expiries before giving up, default 8 */
     uint32_t syn_retries;     /* SYN retransmissions, default 5 */
     uint32_t delack_ms;       /* delayed ACK timer, default 40; 0 = default */

@@ -111,6 +111,33 @@ static void rto_tweak(tern_config *c)
     c->rto_max_ms = g_rto_max;
 }
 
+static uint32_t g_rto_init;
+static void rto_init_tweak(tern_config *c)
+{
+    c->rto_initial_ms = g_rto_init;
+    c->rto_max_ms = 500;
+}
+
+/* The RTO before the first RTT sample obeys rto_max_ms like every later
+ * one: an initial RTO above the maximum is cut to it, one below is kept. */
+static void rto_initial_capped(void **s)
+{
+    (void)s;
+    static const uint32_t inits[][2] = {{3000, 500}, {400, 400}, {500, 500}};
+    for (size_t k = 0; k < sizeof inits / sizeof inits[0]; k++) {
+        g_rto_init = inits[k][0];
+        th *t = th_new(rto_init_tweak);
+        int err = 0;
+        tern_conn *c = tern_tcp_connect(t->st, TH_PEER_IP, 80, 0, NULL, &err);
+        assert_non_null(c);
+        tern_tcp_info info;
+        tern_tcp_get_info(t->st, c, &info);
+        assert_int_equal(info.rto_ms, inits[k][1]);
+        tern_tcp_abort(t->st, c);
+        th_free(t);
+    }
+}
+
 /* rtt_sample's RTO is ceil((SRTT + max(4 RTTVAR, G)) / 1 ms) clamped to
  * rto_min, then to rto_max (which wins if the config has min > max), for
  * every first sample of 1 us .. 400 ms: the floor's boundary (a third of
@@ -920,6 +947,7 @@ int main(void)
         cmocka_unit_test(scoreboard),
         cmocka_unit_test(rtt_and_cc),
         cmocka_unit_test(rto_rounding),
+        cmocka_unit_test(rto_initial_capped),
         cmocka_unit_test(wheel),
         cmocka_unit_test(pending_list),
         cmocka_unit_test(wheel_next_kept),

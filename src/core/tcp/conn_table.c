@@ -23,6 +23,8 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->rto_min_ms = cfg->rto_min_ms ? cfg->rto_min_ms : 200;
     tl->rto_max_ms = cfg->rto_max_ms ? cfg->rto_max_ms : 60000;
     tl->rto_init_ms = cfg->rto_initial_ms ? cfg->rto_initial_ms : 1000;
+    if (tl->rto_init_ms > tl->rto_max_ms)       /* as every later RTO */
+        tl->rto_init_ms = tl->rto_max_ms;
     tl->rto_floor_us = (uint64_t)tl->rto_min_ms * 1000;
     tl->rto_floor_ms = tl->rto_min_ms < tl->rto_max_ms ? tl->rto_min_ms
                                                         : tl->rto_max_ms;
