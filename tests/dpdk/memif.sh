@@ -51,6 +51,29 @@ while [ ! -e "$dir/ready" ]; do
     sleep 0.05
 done
 
+# One client run. The memif server takes one client at a time and drops
+# the previous one asynchronously, so a client that starts right after
+# another may find it still connected ("Failed to connect socket", start
+# refused): only that is retried, a few times, after a pause.
+client() {
+    n=0
+    while :; do
+        # shellcheck disable=SC2086
+        "$peer" --iface net_memif0 "$@" $x \
+            --eal "$eal --vdev=net_memif0,role=client,$memif" \
+            >"$dir/client.log" 2>&1
+        crc=$?
+        cat "$dir/client.log"
+        [ "$crc" = 0 ] && return 0
+        grep -q "memif_connect_client(): Failed to connect socket" \
+            "$dir/client.log" || return "$crc"
+        n=$((n + 1))
+        [ $n -ge 10 ] && return "$crc"
+        echo "memif.sh: the server still held the last client; retry $n"
+        sleep 0.2
+    done
+}
+
 case "$mode" in
     ping_udp) args="--ping 5 --udp 300" ;;
     tcp) args="--tcp 200 --size 64" ;;
@@ -58,15 +81,12 @@ case "$mode" in
     *) echo "unknown mode $mode" >&2; exit 2 ;;
 esac
 # shellcheck disable=SC2086
-"$peer" --iface net_memif0 --ip 198.18.0.2 --peer 198.18.0.1 $args \
-    --seconds 30 $x --eal "$eal --vdev=net_memif0,role=client,$memif"
+client --ip 198.18.0.2 --peer 198.18.0.1 $args --seconds 30
 rc=$?
 if [ "$rc" = 0 ] && [ "$mode" = tcp ]; then
     # and bigger requests: several segments per request, both ways
-    # shellcheck disable=SC2086
-    "$peer" --iface net_memif0 --ip 198.18.0.3 --peer 198.18.0.1 \
-        --tcp 20 --size 16384 --seconds 30 $x \
-        --eal "$eal --vdev=net_memif0,role=client,$memif"
+    client --ip 198.18.0.3 --peer 198.18.0.1 --tcp 20 --size 16384 \
+        --seconds 30
     rc=$?
 fi
 kill "$srv_pid" 2>/dev/null
