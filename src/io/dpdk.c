@@ -574,15 +574,9 @@ static tern_buf *rx_frame(dq *q, struct rte_mbuf *m)
     uint16_t flags = rx_flags(d, m->ol_flags);
     tern_buf *head = NULL, **link = &head;
     for (struct rte_mbuf *s = m; s; s = s->next) {
-        tern_buf *b = mbuf_tb(s);
-        b->data = rte_pktmbuf_mtod(s, uint8_t *);
+        tern_buf *b = tern_buf_fresh(mbuf_tb(s));
+        b->data = rte_pktmbuf_mtod(s, uint8_t *);   /* where the NIC wrote */
         b->len = s->data_len;
-        b->frag = NULL;
-        b->next = NULL;
-        b->refs = 1;
-        b->flags = 0;
-        b->tso_mss = 0;
-        b->l2_len = b->l3_len = b->l4_len = 0;
         *link = b;
         link = &b->frag;
     }

@@ -4,7 +4,6 @@
  * once (queued until tern_flush / the next input or poll). */
 #include "cc.h"
 
-#define MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
 
 static bool alive(const struct tern_conn *c)
 {
@@ -174,7 +173,7 @@ static inline void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
 static inline tern_buf *sq_buf_alloc(tern_stack *st)
 {
     tern_buf *b = buf_alloc(st);
-    if (b && (b->data - b->head < MAX_HDRS || b->frag)) {
+    if (b && (b->data - b->head < TCP_MAX_HDRS || b->frag)) {
         tern_buf_release(st, b);
         b = NULL;
     }
@@ -308,7 +307,7 @@ static inline int queue_app_buf(tern_stack *st, struct tern_conn *c,
     if (!can_queue(c))
         return -TERN_ENOTCONN;
     if (!buf || buf->frag || buf->len == 0 ||
-        buf->data - buf->head < MAX_HDRS)
+        buf->data - buf->head < TCP_MAX_HDRS)
         return -TERN_EINVAL;
     if (room_of(TL(st), c) < buf->len)     /* can_queue holds: the space */
         return -TERN_EAGAIN;

@@ -13,7 +13,6 @@
  */
 #include "cc.h"
 
-#define MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
 
 static inline uint32_t fold(uint32_t s)
 {
@@ -279,7 +278,7 @@ static tern_buf *hdr_buf(tern_stack *st)
         CTR(st, tcp_nobuf);
         return NULL;
     }
-    if (b->data - b->head < MAX_HDRS) {
+    if (b->data - b->head < TCP_MAX_HDRS) {
         tern_buf_release(st, b);
         CTR(st, tcp_nobuf);
         return NULL;
@@ -317,7 +316,7 @@ static bool send_data(tern_stack *st, struct tern_conn *c, tern_buf *q,
     if (q->refs == 1)
         q->frag = NULL;             /* stale link of a finished TSO frame */
     if (off == 0 && len == bq_len(q) && q->refs == 1 && !q->frag &&
-        p - q->head >= MAX_HDRS) {
+        p - q->head >= TCP_MAX_HDRS) {
         xmit(st, c, q, seq, flags, len, in_place_sum(st, q, p, len));
         return true;
     }
@@ -594,7 +593,7 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
     q->frag = NULL;                 /* stale link of a finished TSO frame */
     bool sum_known = (q->cb[1] & BQ_CSUM_OK) ||
                      (st->cfg.caps & TERN_CAP_TX_L4_CSUM);
-    if (p - q->head >= MAX_HDRS && sum_known &&
+    if (p - q->head >= TCP_MAX_HDRS && sum_known &&
         !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c)) {
         /* what send_data and xmit decide for this buffer */
         q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
@@ -652,7 +651,7 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
         uint8_t *p = bq_data(q);
         bool last = bq_end(q) == c->sq_end;
         if (len > c->mss || len > room || q->refs != 1 ||
-            p - q->head < MAX_HDRS ||
+            p - q->head < TCP_MAX_HDRS ||
             (last && ((c->flags & TF_FIN_QUEUED) ||
                       (TL(st)->nagle && len < c->mss))))
             break;

@@ -35,6 +35,9 @@
 #define TCP_MSS_FLOOR 64      /* smallest peer MSS we accept (see docs) */
 #define TCP_MSS_DEFAULT 536   /* RFC 9293: when the peer sends none */
 #define TCP_TS_LEN 12         /* NOP NOP TS(10) */
+/* Headroom a buffer needs for the largest headers (Ethernet, IPv4 without
+ * options, TCP with 40 option bytes) to be sent in place. */
+#define TCP_MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
 #define TCP_DUPTHRESH 3
 #define TCP_SB_MAX 8          /* SACK scoreboard ranges kept */
 #define TCP_NIL 0xffffffffu
@@ -642,7 +645,7 @@ static inline bool tcp_lone_ready(const tern_stack *st,
         return false;
     uint32_t len = bq_len(q);
     return len && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
-           (uint32_t)q->cb[1] >= ETH_HDR_LEN + IP4_HDR_LEN + 60 &&
+           (uint32_t)q->cb[1] >= TCP_MAX_HDRS &&
            ((q->cb[1] & BQ_CSUM_OK) || (st->cfg.caps & TERN_CAP_TX_L4_CSUM)) &&
            c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
 }
