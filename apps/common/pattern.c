@@ -1,20 +1,24 @@
 /* pattern.c - fill and verify the bulk stream pattern (see pattern.h).
  *
- * word(w) = mix(x(w)) with x(w) = (w + 1) * K, so x(w + 1) = x(w) + K: the
- * bulk loops keep eight consecutive x values in two four-word vectors and
- * step each by 8 * K, with no multiply (a shift, two xors and an add per 32
- * bytes). The check or-s all differences together and tests once per call;
- * only a mismatch pays for the exact byte-wise scan. Words are stored
- * little-endian on any host, so sender and receiver agree. */
+ * A stream is 4 KiB periods, each the table of pattern_table.inc with a
+ * per-period constant added to every word: the bulk loops are a copy of
+ * the table with a vector add (fill) or a compare against it (check), and
+ * the fill's checksum is the table's prefix sums plus the constant times
+ * the word count. The check or-s all differences together and tests once
+ * per call; only a mismatch pays for the exact byte-wise scan. Words are
+ * stored little-endian on any host, so sender and receiver agree. */
 #include "pattern.h"
 
 #include <stdbool.h>
 #include <string.h>
 
+#include "pattern_table.inc"
+
 /* GCC/clang vector types rather than intrinsics, so this stays portable:
  * four words per vector, one AVX2 register or two SSE2 ones. */
 typedef uint64_t v4u64 __attribute__((vector_size(32)));
-#define BLOCK_BYTES 64
+#define VEC_BYTES 32
+#define PERIOD_BYTES (PATTERN_PERIOD_WORDS * 8)
 
 /* On x86-64 the word loops are built twice, for AVX2 and for the baseline,
  * and the loader picks one (an ifunc) on the CPU at hand. PATTERN_NO_CLONES
@@ -26,15 +30,6 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define TARGET_CLONES
 #endif
 
-/* Four blocks per loop turn: the loop's own counting and branch are a
- * quarter of a block's instructions (unrolling by 2 gained ~0.055 Ir/byte
- * of fill + check, by 4 another ~0.017). */
-#if defined(__GNUC__) && __GNUC__ >= 8 || defined(__clang__)
-#define UNROLL_BLOCKS _Pragma("GCC unroll 4")
-#else
-#define UNROLL_BLOCKS
-#endif
-
 /* Rare paths out of line: the usual call saves no registers for them. */
 #if defined(__GNUC__)
 #define NOINLINE __attribute__((noinline))
@@ -42,9 +37,26 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define NOINLINE
 #endif
 
+/* The constant added to every word of period k (see pattern.h). */
+static inline uint64_t period_constant(uint64_t k)
+{
+    return pattern_period_constant(k);
+}
+
+static inline uint64_t word_at(uint64_t w)
+{
+    return pattern_table[w % PATTERN_PERIOD_WORDS] +
+           period_constant(w / PATTERN_PERIOD_WORDS);
+}
+
+uint64_t pattern_word(uint64_t w)
+{
+    return word_at(w);
+}
+
 static inline uint8_t pattern_byte(uint64_t i)
 {
-    return (uint8_t)(pattern_word(i >> 3) >> ((i & 7) * 8));
+    return (uint8_t)(word_at(i >> 3) >> ((i & 7) * 8));
 }
 
 static inline uint64_t load_le(const uint8_t *p)
@@ -74,23 +86,77 @@ static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
 static inline uint64_t stream_bytes8(uint64_t o)
 {
     unsigned s = (unsigned)(o & 7) * 8;
-    uint64_t x = ((o >> 3) + 1) * PATTERN_K;
-    return pattern_mix(x) >> s | pattern_mix(x + PATTERN_K) << (63 - s) << 1;
+    return word_at(o >> 3) >> s | word_at((o >> 3) + 1) << (63 - s) << 1;
 }
 
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-/* Vector lanes are host-order words: little-endian is the stream order.
- * Vectors are only passed by pointer: by value, a 32-byte vector has a
- * different ABI with and without AVX. */
-
-/* Lane offsets of four consecutive words' x. */
-static const v4u64 lane_k = {0, PATTERN_K, 2 * PATTERN_K, 3 * PATTERN_K};
-
-/* x of words w .. w + 7: one multiply, broadcast and offset per lane. */
-static inline void lanes_at(v4u64 *x0, v4u64 *x1, uint64_t w)
+/* One vector of a run at byte at, table bytes t: written to dst (the
+ * table words plus the constant) when fill, else compared with src, the
+ * difference or-ed into *d. */
+static inline __attribute__((always_inline)) void
+run_vector(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d,
+           const uint8_t *t, const v4u64 *cv, size_t at)
 {
-    *x0 = (w + 1) * PATTERN_K + lane_k;
-    *x1 = *x0 + 4 * PATTERN_K;
+    v4u64 x;
+    memcpy(&x, t + at, VEC_BYTES);
+    x += *cv;
+    if (fill) {
+        memcpy(dst + at, &x, VEC_BYTES);
+    } else {
+        v4u64 y;
+        memcpy(&y, src + at, VEC_BYTES);
+        *d |= y ^ x;
+    }
+}
+
+/* The words of a run: n bytes (a multiple of 8) from table word j on, all
+ * in one period, whose constant is c; written to dst when fill, else
+ * compared with src: nonzero if any differs (or-ed into *d, or for short
+ * runs returned). Vector lanes are host-order words: on a little-endian
+ * host that is the stream order, elsewhere the words go one by one. A
+ * run of a vector or more ends with a vector that overlaps the one before
+ * it, rather than up to three single words. Four vectors per loop turn
+ * keep the loop's counting and branch small. Vectors are never passed by
+ * value: a 32-byte vector has a different ABI with and without AVX. */
+static inline __attribute__((always_inline)) uint64_t
+run_words(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d, size_t j,
+          uint64_t c, size_t n)
+{
+    const uint8_t *t = (const uint8_t *)(pattern_table + j);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (n >= VEC_BYTES) {
+        v4u64 cv = {c, c, c, c};
+        size_t i = 0;
+        for (; i + 4 * VEC_BYTES <= n; i += 4 * VEC_BYTES) {
+            run_vector(fill, dst, src, d, t, &cv, i);
+            run_vector(fill, dst, src, d, t, &cv, i + VEC_BYTES);
+            run_vector(fill, dst, src, d, t, &cv, i + 2 * VEC_BYTES);
+            run_vector(fill, dst, src, d, t, &cv, i + 3 * VEC_BYTES);
+        }
+        for (; i + VEC_BYTES <= n; i += VEC_BYTES)
+            run_vector(fill, dst, src, d, t, &cv, i);
+        if (i < n)
+            run_vector(fill, dst, src, d, t, &cv, n - VEC_BYTES);
+        return 0;
+    }
+#endif
+    (void)d;
+    uint64_t diff = 0;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t y = pattern_table[j + i / 8] + c;
+        if (fill)
+            store_le(dst + i, y);
+        else
+            diff |= load_le(src + i) ^ y;
+    }
+    return diff;
+}
+
+/* Bytes of the run from word w on, at most n: up to its period's end. */
+static inline size_t run_bytes(uint64_t w, size_t n)
+{
+    size_t j = (size_t)(w % PATTERN_PERIOD_WORDS);
+    size_t left = (PATTERN_PERIOD_WORDS - j) * 8;
+    return left < n ? left : n;
 }
 
 /* A stored word's share of a ones'-complement sum: 2^32 = 1 modulo 0xffff,
@@ -100,58 +166,26 @@ static inline uint64_t word_halves(uint64_t y)
     return (y & 0xffffffffu) + (y >> 32);
 }
 
-/* Whole words from word w (n a multiple of 8): 64-byte blocks of two
- * vectors of x, each stepped by eight words, one 32-byte half block if
- * there is room (a 1448-byte segment is 22 blocks, a half and a word),
- * then single words. With
- * want_sum, also returns the words' sum as little-endian 16-bit words,
- * modulo 0xffff (not folded; exact for n < 2^34). The vectors keep it in
- * two accumulators per lane: `all` adds whole words and wraps, `hi` adds
- * their high halves and cannot (2 per block, each < 2^32), so the low
- * halves' exact sum is all - hi * 2^32: a shift and two adds per vector. */
+/* Whole words from word w (n bytes, a multiple of 8), run by run. With
+ * want_sum, also returns their sum as little-endian 16-bit words modulo
+ * 0xffff (not folded; exact for n < 2^34): per run the table's prefix
+ * sums and the constant once per word (table word plus constant never
+ * wraps, so the halves of each word add up to those of both, modulo
+ * 0xffff). Zero only when n is (every word is at least c >= 1). */
 static inline __attribute__((always_inline)) uint64_t
 words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
 {
-    v4u64 x0, x1, y0, y1, all = {0, 0, 0, 0}, hi = {0, 0, 0, 0};
-    lanes_at(&x0, &x1, w);
-    const uint64_t step = 8 * PATTERN_K;
-    size_t i = 0;
-    UNROLL_BLOCKS
-    for (; i + BLOCK_BYTES <= n; i += BLOCK_BYTES) {
-        y0 = x0 ^ (x0 >> 29);
-        y1 = x1 ^ (x1 >> 29);
-        memcpy(dst + i, &y0, 32);
-        memcpy(dst + i + 32, &y1, 32);
-        if (want_sum) {
-            all += y0 + y1;
-            hi += (y0 >> 32) + (y1 >> 32);
-        }
-        x0 += step;
-        x1 += step;
-    }
-    uint64_t x = x0[0];
-    if (i + 32 <= n) {
-        y0 = x0 ^ (x0 >> 29);
-        memcpy(dst + i, &y0, 32);
-        if (want_sum) {
-            all += y0;
-            hi += y0 >> 32;
-        }
-        i += 32;
-        x = x1[0];
-    }
     uint64_t sum = 0;
-    if (want_sum) {                 /* as vectors: clang 14 crashed on a
-                                     * per-lane loop in the AVX2 clone */
-        v4u64 lo = all - (hi << 32);
-        v4u64 t = (lo & 0xffffffffu) + (lo >> 32) + hi;
-        sum = t[0] + t[1] + t[2] + t[3];
-    }
-    for (; i < n; i += 8, x += PATTERN_K) {
-        uint64_t y = pattern_mix(x);
-        store_le(dst + i, y);
+    while (n) {
+        size_t run = run_bytes(w, n), j = (size_t)(w % PATTERN_PERIOD_WORDS);
+        uint64_t c = period_constant(w / PATTERN_PERIOD_WORDS);
+        run_words(true, dst, NULL, NULL, j, c, run);
         if (want_sum)
-            sum += word_halves(y);
+            sum += table_sums[j + run / 8] - table_sums[j] +
+                   (run / 8) * word_halves(c);
+        dst += run;
+        w += run / 8;
+        n -= run;
     }
     return sum;
 }
@@ -174,29 +208,18 @@ static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
 static inline __attribute__((always_inline)) uint64_t
 differ_body(const uint8_t *src, uint64_t w, size_t n)
 {
-    v4u64 x0, x1, y0, y1, d = {0, 0, 0, 0};
-    lanes_at(&x0, &x1, w);
-    const uint64_t step = 8 * PATTERN_K;
-    size_t i = 0;
-    UNROLL_BLOCKS
-    for (; i + BLOCK_BYTES <= n; i += BLOCK_BYTES) {
-        memcpy(&y0, src + i, 32);
-        memcpy(&y1, src + i + 32, 32);
-        d |= (y0 ^ x0 ^ (x0 >> 29)) | (y1 ^ x1 ^ (x1 >> 29));
-        x0 += step;
-        x1 += step;
+    v4u64 d = {0, 0, 0, 0};
+    uint64_t diff = 0;
+    while (n) {
+        size_t run = run_bytes(w, n);
+        diff |= run_words(false, NULL, src, &d,
+                          (size_t)(w % PATTERN_PERIOD_WORDS),
+                          period_constant(w / PATTERN_PERIOD_WORDS), run);
+        src += run;
+        w += run / 8;
+        n -= run;
     }
-    uint64_t x = x0[0];
-    if (i + 32 <= n) {                  /* a half block, as in words_body */
-        memcpy(&y0, src + i, 32);
-        d |= y0 ^ x0 ^ (x0 >> 29);
-        i += 32;
-        x = x1[0];
-    }
-    uint64_t diff = d[0] | d[1] | d[2] | d[3];
-    for (; i < n; i += 8, x += PATTERN_K)
-        diff |= load_le(src + i) ^ pattern_mix(x);
-    return diff;
+    return diff | d[0] | d[1] | d[2] | d[3];
 }
 
 TARGET_CLONES
@@ -204,36 +227,6 @@ static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
 {
     return differ_body(src, w, n);
 }
-#else
-static uint64_t fill_words_sum(uint8_t *dst, uint64_t w, size_t n)
-{
-    uint64_t sum = 0;
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t y = pattern_word(w++);
-        store_le(dst + i, y);
-        sum += (y & 0xffffffffu) + (y >> 32);
-    }
-    return sum;
-}
-
-static void fill_words(uint8_t *dst, uint64_t w, size_t n)
-{
-    fill_words_sum(dst, w, n);
-}
-
-static uint64_t words_differ(const uint8_t *src, uint64_t w, size_t n)
-{
-    uint64_t diff = 0;
-    for (size_t i = 0; i < n; i += 8)
-        diff |= load_le(src + i) ^ pattern_word(w++);
-    return diff;
-}
-
-static uint64_t differ_body(const uint8_t *src, uint64_t w, size_t n)
-{
-    return words_differ(src, w, n);
-}
-#endif
 
 /* pattern_check of whole words from offset off, a multiple of 8: the test
  * inside the clone, where off and len stay in registers the vector loop
@@ -307,7 +300,7 @@ static inline void store_part(uint8_t *p, uint64_t v, size_t n)
  * tail): the word is computed once. As a little-endian number. */
 static inline uint64_t part_word(uint64_t off, size_t n)
 {
-    uint64_t word = pattern_word(off >> 3) >> ((off & 7) * 8);
+    uint64_t word = word_at(off >> 3) >> ((off & 7) * 8);
     return word & (~0ull >> (64 - 8 * n));
 }
 
@@ -416,7 +409,7 @@ static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
         if (src[i] != pattern_byte(off + i))
             return i;
     for (; i + 8 <= len; i += 8)
-        if (load_le(src + i) != pattern_word((off + i) >> 3))
+        if (load_le(src + i) != word_at((off + i) >> 3))
             break;
     for (; i < len; i++)
         if (src[i] != pattern_byte(off + i))

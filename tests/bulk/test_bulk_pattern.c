@@ -1,8 +1,11 @@
 /* pattern_fill_sum: the same bytes as pattern_fill and the Internet
  * checksum of them (a byte-wise reference and tern_csum_partial), for
  * every length 0..3000 at stream offsets of every residue modulo 8 (near 0
- * and far out) and at odd and even destination addresses; bytes past the
- * end stay untouched. pattern_check finds any changed byte. */
+ * and far out), every length 0..300 around period boundaries, at odd and
+ * even destination addresses; bytes past the end stay untouched. The
+ * stream is the definition in pattern.h, recomputed here. pattern_check
+ * finds any changed byte, and shifted, lost or duplicated stretches at
+ * their first wrong byte. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +18,21 @@
 #include "tern.h"
 
 #define GUARD 0xa5
+#define PERIOD ((uint64_t)PATTERN_PERIOD_WORDS * 8)
+
+/* pattern.h's definition, from its parts: word w is table[w % 512] +
+ * c(w / 512). */
+static uint64_t ref_word(uint64_t w)
+{
+    uint64_t table = pattern_mix63((1ull << 62) + w % PATTERN_PERIOD_WORDS);
+    uint64_t k = w / PATTERN_PERIOD_WORDS;
+    return table + (((k + 1) * 0x9E3779B97F4A7C15ull) & ~(1ull << 63));
+}
+
+static uint8_t ref_byte(uint64_t i)
+{
+    return (uint8_t)(ref_word(i / 8) >> (i % 8 * 8));
+}
 
 /* RFC 1071 the slow way: byte i is the high byte of a 16-bit word when i
  * is even; the sum folded with end-around carries (0 only for no bits). */
@@ -37,6 +55,8 @@ static void check_one(uint8_t *a, uint8_t *b, size_t align, uint64_t off,
     pattern_fill(a + align, off, len);
     uint32_t sum = pattern_fill_sum(b + align, off, len);
     assert_memory_equal(a, b, len + 64);
+    for (size_t i = 0; i < len && i < 300; i++)    /* the definition */
+        assert_int_equal(b[align + i], ref_byte(off + i));
     assert_int_equal(sum, ref_sum(b + align, len));
     assert_int_equal(sum, tern_csum_partial(b + align, len, 0));
     assert_int_equal(pattern_check(b + align, off, len), len);
@@ -53,6 +73,79 @@ static void every_length(void **state)
                 check_one(a, b, (size_t)(r & 1), base[k] + r, len);
     free(a);
     free(b);
+}
+
+/* Every length 0..300 from offsets around the ends of periods (near 0, in
+ * a period with the top bit of its constant set, and far out): runs that
+ * start, end or cross there, whole words and loose bytes. */
+static void around_periods(void **state)
+{
+    (void)state;
+    uint8_t *a = malloc(300 + 64), *b = malloc(300 + 64);
+    static const uint64_t ends[] = {PERIOD, 2 * PERIOD, 77 * PERIOD,
+                                    (1ull << 40) + 5 * PERIOD};
+    for (size_t k = 0; k < sizeof ends / sizeof ends[0]; k++)
+        for (uint64_t back = 0; back <= 24; back++)
+            for (size_t len = 0; len <= 300; len++) {
+                check_one(a, b, (size_t)(back & 1), ends[k] - back, len);
+                check_one(a, b, 0, ends[k] + back, len);
+            }
+    free(a);
+    free(b);
+}
+
+/* The exact guarantees of pattern.h: the words of one period differ from
+ * each other, and a word differs from the same place in other periods. */
+static void words_differ_exactly(void **state)
+{
+    (void)state;
+    for (uint64_t j = 0; j < PATTERN_PERIOD_WORDS; j++) {
+        for (uint64_t i = 0; i < j; i++)
+            assert_true(pattern_word(i) != pattern_word(j));
+        for (uint64_t m = 1; m < 64; m++)
+            assert_true(pattern_word(j) !=
+                        pattern_word(j + m * PATTERN_PERIOD_WORDS));
+        assert_true(pattern_word(j) != pattern_word(j + (1ull << 37)));
+    }
+}
+
+/* The stream from offset off with bytes [at, at + n) taken from offset
+ * off + at + shift instead (a shifted stretch; shift = -n repeats the
+ * bytes before it, shift = n loses n bytes): pattern_check stops at the
+ * first wrong byte, which must be within the stretch's first 8. */
+static void check_stretch(uint64_t off, size_t at, size_t n, int64_t shift)
+{
+    enum { LEN = 3 * 4096 };
+    static uint8_t buf[LEN];
+    pattern_fill(buf, off, LEN);
+    pattern_fill(buf + at, off + at + (uint64_t)shift, n);
+    size_t first = at;
+    while (first < LEN && buf[first] == ref_byte(off + first))
+        first++;
+    assert_true(first < at + 8);
+    assert_int_equal(pattern_check(buf, off, LEN), first);
+    if (first > 0)
+        assert_int_equal(pattern_check(buf, off, first), first);
+    /* a piece starting inside the stretch (an LRO piece) too */
+    assert_int_equal(pattern_check(buf + at, off + at, LEN - at),
+                     first - at);
+}
+
+static void check_finds_stretches(void **state)
+{
+    (void)state;
+    static const int64_t shifts[] = {
+        1, 3, 8, 1448, 4096, -4096, 4096 * 3 + 8, -1448, 5, 1ll << 39,
+        (1ll << 39) + 4096, -(1ll << 20), 12345};
+    static const size_t ats[] = {0, 1, 8, 100, 1448, 4090, 4096, 6000};
+    for (size_t s = 0; s < sizeof shifts / sizeof shifts[0]; s++)
+        for (size_t a = 0; a < sizeof ats / sizeof ats[0]; a++) {
+            check_stretch(1ull << 40, ats[a], 1448, shifts[s]);
+            check_stretch((1ull << 40) + 3, ats[a], 9, shifts[s]);
+        }
+    /* a duplicated or lost stretch: what follows is shifted */
+    check_stretch(1ull << 21, 2000, 8192, -1448);
+    check_stretch(1ull << 21, 2001, 8192, 1448);
 }
 
 /* Many vector blocks in one call, starting odd and ending odd. */
@@ -129,6 +222,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_length),
+        cmocka_unit_test(around_periods),
+        cmocka_unit_test(words_differ_exactly),
+        cmocka_unit_test(check_finds_stretches),
         cmocka_unit_test(long_buffer),
         cmocka_unit_test(sum_follows_bytes),
         cmocka_unit_test(check_finds_each_byte),

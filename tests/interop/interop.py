@@ -19,36 +19,47 @@ PEER = os.path.join(HERE, "peer.py")
 SKIP = 77
 
 # SHA-256 of the first 100 MiB of a bulk stream's pattern (apps/common/
-# pattern.h: byte i is byte i%8, little endian, of x ^ (x >> 29) with
-# x = (i/8 + 1) * 0x9E3779B97F4A7C15 mod 2^64), computed once in Python
-# with hashlib; pattern_sha256() below recomputes it (~8 s).
+# pattern.h: byte i is byte i%8, little endian, of word w = i/8, which is
+# table[w % 512] + c(w / 512), see pattern_words() below), computed once in
+# Python with hashlib; pattern_sha256() below recomputes it (~3 s).
 MIB100 = 100 << 20
 PATTERN_SHA256_100M = \
-    "0f74de321ca213e6ac0c32f3538fc9271c6b71c3378098d2a3a428cba3d956cd"
+    "41063e515e43cd556dcdec6fd48723550594bc65762693af00b5ec4da4a97cb1"
+
+
+def pattern_table():
+    """The pattern's 512 table words: mix63(2^62 + j)."""
+    m63, k, k2 = (1 << 63) - 1, 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
+    table = []
+    for j in range(512):
+        x = (((1 << 62) + j) * k) & m63
+        x ^= x >> 32
+        x = (x * k2) & m63
+        table.append(x ^ (x >> 29))
+    return table
+
+
+def pattern_words(period, table):
+    """The 512 words of one 4 KiB period: the table plus its constant."""
+    c = ((period + 1) * 0x9E3779B97F4A7C15) & ((1 << 63) - 1)
+    return [t + c for t in table]
 
 
 def pattern_sha256(nbytes):
     import hashlib
     import struct
-    m, k = (1 << 64) - 1, 0x9E3779B97F4A7C15
-    h = hashlib.sha256()
-    words, step = nbytes // 8, 1 << 16
-    for s in range(0, words, step):
-        xs = [((i + 1) * k) & m for i in range(s, min(words, s + step))]
-        h.update(struct.pack("<%dQ" % len(xs), *[x ^ (x >> 29) for x in xs]))
-    assert nbytes % 8 == 0
+    assert nbytes % 4096 == 0
+    h, table = hashlib.sha256(), pattern_table()
+    for period in range(nbytes // 4096):
+        h.update(struct.pack("<512Q", *pattern_words(period, table)))
     return h.hexdigest()
 
 
 def pattern_head(n=64):
     """The first n bytes of the pattern, hex."""
     import struct
-    m, k = (1 << 64) - 1, 0x9E3779B97F4A7C15
-    b = b""
-    for w in range((n + 7) // 8):
-        x = ((w + 1) * k) & m
-        b += struct.pack("<Q", x ^ (x >> 29))
-    return b[:n].hex()
+    assert n <= 4096
+    return struct.pack("<512Q", *pattern_words(0, pattern_table()))[:n].hex()
 
 
 def log(msg):
