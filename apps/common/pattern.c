@@ -80,15 +80,6 @@ static inline void store_le(uint8_t *p, uint64_t v)
 static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
                                       size_t len);
 
-/* The 8 stream bytes from offset o, any alignment, as a little-endian
- * number: the rest of o's word and the next word's first bytes (shifted
- * by 63 - s and 1 more, so that s = 0 shifts the next word out whole). */
-static inline uint64_t stream_bytes8(uint64_t o)
-{
-    unsigned s = (unsigned)(o & 7) * 8;
-    return word_at(o >> 3) >> s | word_at((o >> 3) + 1) << (63 - s) << 1;
-}
-
 /* One vector of a run at byte at, table bytes t: written to dst (the
  * table words plus the constant) when fill, else compared with src, the
  * difference or-ed into *d. */
@@ -239,15 +230,28 @@ static size_t check_words(const uint8_t *src, uint64_t off, size_t len)
 }
 
 /* pattern_check of len >= 8 bytes at any offset (LRO chain pieces): the
- * loose bytes at both ends as two 8-byte compares that overlap the whole
- * words between them, which the vectors check. */
+ * vectors check the whole words; the loose bytes at both ends are the
+ * low bytes of an 8-byte load at the start (the rest of the first word)
+ * and the high bytes of one at the end (the start of the last word),
+ * masked, so either end costs one word and no branch. */
+static inline uint64_t loose_ends_differ(const uint8_t *src, uint64_t off,
+                                         size_t len)
+{
+    unsigned skip = (unsigned)(off & 7) * 8;            /* bits */
+    unsigned head = (unsigned)(-off & 7) * 8;
+    unsigned tail = (unsigned)((off + len) & 7) * 8;
+    uint64_t first = word_at(off >> 3) >> skip;
+    uint64_t last = word_at((off + len) >> 3) << (63 - tail) << 1;
+    uint64_t d = (load_le(src) ^ first) & ((1ull << head) - 1);
+    return d | ((load_le(src + len - 8) ^ last) & ~(~0ull >> tail));
+}
+
 TARGET_CLONES
 static size_t check_loose(const uint8_t *src, uint64_t off, size_t len)
 {
     size_t head = (size_t)(-off & 7);
     size_t words = (len - head) & ~(size_t)7;
-    uint64_t d = (load_le(src) ^ stream_bytes8(off)) |
-                 (load_le(src + len - 8) ^ stream_bytes8(off + len - 8)) |
+    uint64_t d = loose_ends_differ(src, off, len) |
                  differ_body(src + head, (off + head) >> 3, words);
     return d ? first_mismatch(src, off, len) : len;
 }
