@@ -5,10 +5,10 @@
  *     W(w) = table[j] + c(k),  table[j] = mix63(2^62 + j),
  *     c(k) = (k + 1) * K modulo 2^63
  * where mix63 is a bijection of the 63-bit numbers (below) and K is odd,
- * so c too is a bijection of them. Both terms are
- * below 2^63, so the sum never wraps: filling is a 4 KiB table copied with
- * one add per word, and the Internet checksum of any stretch follows from
- * the table's prefix sums in O(1) (pattern_fill_sum).
+ * so c too is a bijection of them. Both terms are below 2^63, so the sum
+ * never wraps: filling is a 4 KiB table copied with one add per word, and
+ * the Internet checksum of any stretch follows from the table's prefix
+ * sums in O(1) (pattern_fill_sum).
  *
  * What a check (every byte compared in place, any offset and length) finds:
  * - exactly: any byte whose value differs from the stream's at its offset
@@ -20,7 +20,8 @@
  * - probabilistically: any other shift (lost or duplicated stretches,
  *   reordering, data at an offset that is not a multiple of 8): the bytes
  *   compared come from well-mixed 63-bit words, so a wrong 8-byte stretch
- *   matches by chance with a probability of about 2^-63.
+ *   matches by chance with a probability of about 2^-63 (an estimate: the
+ *   words are mixed, not random; tests place such stretches).
  * So no shift reproduces the stream: a multiple of the period changes every
  * word, any other shift each word but with a chance of about 2^-63. */
 #ifndef APPS_PATTERN_H
