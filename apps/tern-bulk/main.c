@@ -25,7 +25,8 @@ typedef struct cstream {        /* sender side of one connection */
     tern_conn *c;
     bcore *bc;                  /* its core, for the acked callback */
     uint64_t off, total;
-    uint32_t chunk;             /* payload per buffer: MSS, or less */
+    uint32_t chunk;             /* payload per buffer: MSS or less, or with
+                                   big_bufs whole segments up to a TSO frame */
     bool fin, closed, copy_mode;
     bool pattern;               /* --verify pattern */
     bool summed;                /* and software checksums: the app sums */
@@ -54,6 +55,16 @@ static bcore *cores;
 static atomic_uint streams_ended;
 static uint8_t *copy_src;       /* pattern scratch for the copying fallback */
 static bool nic_sums;           /* the (mem) NIC computes TCP checksums */
+/* The mem NIC does TSO and LRO: buffers of 64 KiB, as a driver with large
+ * receive buffers and a GSO-sized send path use; the wire still carries
+ * MSS-sized segments. */
+static bool big_bufs;
+#define BIG_BUF_SIZE (TERN_HEADROOM + 65536u)
+#define BIG_BUF_CONNS 16        /* more conns keep 2 KiB buffers (memory) */
+/* Segments per send buffer: a 256 KiB window holds 11, so the sender
+ * rarely has room for only part of one (which goes out segment by
+ * segment); TSO frames take several (a frame's payload is < 64 KiB). */
+#define BIG_CHUNK_SEGS 16u
 
 /* ---- sender ---- */
 
@@ -220,6 +231,11 @@ static void cb_connected(tern_stack *st, tern_conn *c, void *user)
     tern_tcp_get_info(st, c, &info);
     size_t room = buf_room(st);
     s->chunk = info.mss && info.mss < room ? info.mss : (uint32_t)room;
+    if (big_bufs && info.mss) {         /* whole segments */
+        size_t most = room < BIG_CHUNK_SEGS * info.mss ? room
+                                                        : BIG_CHUNK_SEGS * info.mss;
+        s->chunk = (uint32_t)(most / info.mss * info.mss);
+    }
     s->pattern = bo.verify == VERIFY_PATTERN;
     s->summed = s->pattern && !nic_sums;
     if (!bc->t_start)
@@ -450,6 +466,13 @@ int main(int argc, char **argv)
     nic_sums = !strcmp(co.driver, "mem") && (p.mem_caps & TERN_CAP_TX_L4_CSUM);
     /* Enough buffers for every stream's send window plus reordering. */
     p.pool_size = (unsigned)(8192 + bo.conns * 512);
+    uint32_t tso_lro = TERN_CAP_TSO | TERN_CAP_LRO;
+    big_bufs = !strcmp(co.driver, "mem") && bo.mode == MODE_BOTH &&
+               (p.mem_caps & tso_lro) == tso_lro && bo.conns <= BIG_BUF_CONNS;
+    if (big_bufs) {     /* send queue, frames on the way, reordering */
+        p.buf_size = BIG_BUF_SIZE;
+        p.pool_size = (unsigned)(256 + bo.conns * 64);
+    }
     if (!strcmp(co.driver, "mem") && co.link_bps > 0)
         p.faults.rate_bps = (uint64_t)co.link_bps;
     rt_hooks h = {.configure = configure, .start = start, .iter = iter};

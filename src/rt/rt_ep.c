@@ -100,6 +100,8 @@ static int mem_endpoints(rt_core *c)
     tern_memlink_config_defaults(&mc);
     if (r->p.pool_size)
         mc.pool_size = r->p.pool_size;
+    if (r->p.buf_size)
+        mc.buf_size = r->p.buf_size;
     mc.caps[0] = mc.caps[1] = r->p.mem_caps;
     mc.partial_csum = true;    /* checksum offload as veth does it */
     mc.faults = r->p.faults;

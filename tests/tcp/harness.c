@@ -190,6 +190,8 @@ pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
     return pair_new_caps(f, seed, none, false, tw, cb, user0, user1);
 }
 
+unsigned pair_buf_size;
+
 pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
                     const uint32_t caps[2], bool no_poll, pair_tweak tw,
                     const tern_callbacks *cb, void *user0, void *user1)
@@ -201,6 +203,10 @@ pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
         lc.faults = *f;
     lc.seed = seed;
     lc.pool_size = 8192;
+    if (pair_buf_size) {
+        lc.buf_size = pair_buf_size;
+        lc.pool_size = 512;
+    }
     lc.caps[0] = caps[0];
     lc.caps[1] = caps[1];
     char err[128];

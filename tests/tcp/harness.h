@@ -88,6 +88,9 @@ pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
                     const uint32_t caps[2], bool no_poll, pair_tweak tw,
                     const tern_callbacks *cb, void *user0, void *user1);
 void pair_free(pair *p);
+/* Bytes per link buffer (headroom included) of the pairs made next;
+ * 0: the link's default. */
+extern unsigned pair_buf_size;
 /* One round: rx+input on both ends, poll both; when nothing is due, jump
  * the clock to the next deadline. Returns false if nothing at all is
  * pending (no frames, no timers). */

@@ -285,6 +285,111 @@ static void lro_chain(void **s)
     assert_true(res.ls[0]->lro_frames > 0);
 }
 
+/* An LRO frame is one segment on the wire: its pieces get one ACK, after
+ * the last one, not one per STRETCH_SEGS pieces (clean link). */
+static void lro_one_ack_per_frame(void **s)
+{
+    (void)s;
+    const uint32_t caps[2] = {TSO_CAPS, TERN_CAP_LRO | TERN_CAP_SG};
+    const uint64_t total = 16u << 20;
+    result res;
+    do_run(NULL, 10, caps, false, total, false, &res);
+    uint64_t lro = res.ls[0]->lro_frames;
+    /* frames that would each have drawn several stretch ACKs before */
+    assert_true(lro > 0 && total / lro > 8 * 1448);
+    /* the receiver's frames: the handshake, FIN, window updates and one
+     * ACK per LRO frame at most */
+    assert_true(res.frames[1] <= lro + 8);
+}
+
+/* ---- send buffers longer than the MSS (tern_tcp_send_buf) ---- */
+
+typedef struct big_run {
+    tern_conn *cli;
+    uint64_t total, sent, rcvd, bad;
+    uint32_t chunk;
+    bool done;
+} big_run;
+
+static void big_pump(tern_stack *st, big_run *r)
+{
+    while (r->cli && r->sent < r->total &&
+           tern_tcp_send_space(st, r->cli) >= r->chunk) {
+        tern_buf *b = tern_buf_alloc(st);
+        assert_non_null(b);
+        for (uint32_t i = 0; i < r->chunk; i++)
+            b->data[i] = pat(r->sent + i);
+        b->len = r->chunk;
+        assert_int_equal(tern_tcp_send_buf(st, r->cli, b), 0);
+        r->sent += r->chunk;
+    }
+}
+
+static void big_connected(tern_stack *st, tern_conn *c, void *u)
+{
+    big_run *r = u;
+    r->cli = c;
+    big_pump(st, r);
+}
+
+static void big_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
+{
+    (void)c;
+    (void)n;
+    big_pump(st, u);
+}
+
+static size_t big_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
+                       const uint8_t *d, size_t len)
+{
+    (void)st;
+    (void)c;
+    (void)b;
+    big_run *r = u;
+    for (size_t i = 0; i < len; i++)
+        r->bad += d[i] != pat(r->rcvd + i);
+    r->rcvd += len;
+    r->done = r->rcvd == r->total;
+    return len;
+}
+
+static bool big_done(void *arg) { return ((big_run *)arg)->done; }
+
+/* Queue buffers of 40 segments each (two do not fit in one TSO frame):
+ * every one leaves as a TSO frame, not segment by segment, and an LRO receiver with buffers as
+ * large gets each frame whole, in order and intact. */
+static void tso_large_buffers(void **s)
+{
+    (void)s;
+    static const tern_callbacks cb = {.connected = big_connected,
+                                      .acked = big_acked,
+                                      .recv = big_recv};
+    const uint32_t caps[2] = {TSO_CAPS | TERN_CAP_LRO,
+                              TSO_CAPS | TERN_CAP_LRO};
+    /* 40 segments of the MSS of a 1500-byte MTU with timestamps */
+    big_run r = {.total = 40u * 1448 * 290, .chunk = 40u * 1448};
+    pair_buf_size = TERN_HEADROOM + 65536;
+    pair *p = pair_new_caps(NULL, 12, caps, false, NULL, &cb, &r, &r);
+    pair_buf_size = 0;
+    assert_int_equal(tern_tcp_listen(p->st[1], 5001, &r), 0);
+    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &r, NULL));
+    tern_flush(p->st[0]);
+    assert_true(pair_run(p, big_done, &r, p->now + 100 * TERN_NS_PER_SEC));
+    assert_int_equal(r.bad, 0);
+    tern_tcp_info info;
+    tern_tcp_get_info(p->st[0], r.cli, &info);
+    assert_int_equal(info.mss, 1448);
+    const tern_memlink_stats *ls = tern_memlink_get_stats(p->link, 0);
+    /* 11,600 segments; as whole buffers in TSO frames a few hundred
+     * frames (segment by segment it would be all of them), each taken
+     * whole by the receiver */
+    assert_true(ls->tso_frames > 0);
+    assert_true(ls->sent < 1000);
+    assert_int_equal(ls->lro_frames, ls->tso_frames);
+    assert_int_equal(ls->offload_errors, 0);
+    pair_free(p);
+}
+
 static void lro_faults(void **s)
 {
     (void)s;
@@ -335,6 +440,8 @@ int main(void)
         cmocka_unit_test(tso_split),
         cmocka_unit_test(tso_loss),
         cmocka_unit_test(lro_chain),
+        cmocka_unit_test(lro_one_ack_per_frame),
+        cmocka_unit_test(tso_large_buffers),
         cmocka_unit_test(lro_faults),
         cmocka_unit_test(connect_before_clock),
     };

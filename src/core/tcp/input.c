@@ -116,6 +116,7 @@ static void segment_chain(tern_stack *st, tcp_seg *s)
         piece.seq = seq;
         if (left)
             piece.flags &= (uint8_t)~(TCP_FIN | TCP_PSH);
+        TL(st)->in_chain = left != 0;
         if (n || !left)
             segment(st, &piece);
         else
@@ -128,6 +129,7 @@ static void segment_chain(tern_stack *st, tcp_seg *s)
         }
         p = b ? b->data : NULL;
     }
+    TL(st)->in_chain = false;               /* a chain shorter than len */
 }
 
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)

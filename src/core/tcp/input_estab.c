@@ -150,8 +150,10 @@ static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
     }
     /* Inside a long burst, ACK every STRETCH_SEGS full segments at once
      * rather than once at the end: a single lost stretch ACK would
-     * otherwise leave a window-limited sender with nothing to go on. */
-    if (c->rcv_unacked >= STRETCH_SEGS * c->rcv_mss) {
+     * otherwise leave a window-limited sender with nothing to go on. The
+     * pieces of one LRO frame are one segment on the wire, as a GRO
+     * packet is to Linux: they get one ACK, after the last piece. */
+    if (c->rcv_unacked >= STRETCH_SEGS * c->rcv_mss && !tl->in_chain) {
         tcp_send_ack(st, c);
         return;
     }

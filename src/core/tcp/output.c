@@ -450,9 +450,10 @@ static bool tso_usable(tern_stack *st, const struct tcp_layer *tl)
 }
 
 /* Payload bytes of whole queue buffers from q (which starts at seq) that
- * fit in room; 0 unless that is more than one buffer. *end: the buffer
- * after them. */
-static uint32_t tso_span(tern_buf *q, uint32_t room, tern_buf **end)
+ * fit in room; 0 unless that is more than one buffer or more than one
+ * segment of mss (one large buffer). *end: the buffer after them. */
+static uint32_t tso_span(tern_buf *q, uint32_t room, uint32_t mss,
+                         tern_buf **end)
 {
     uint32_t n = 0, bufs = 0;
     for (; q && q->refs == 1 && n + bq_len(q) <= room; q = bq_next(q)) {
@@ -460,7 +461,7 @@ static uint32_t tso_span(tern_buf *q, uint32_t room, tern_buf **end)
         bufs++;
     }
     *end = q;
-    return bufs > 1 ? n : 0;
+    return bufs > 1 || n > mss ? n : 0;
 }
 
 static bool send_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
@@ -506,7 +507,7 @@ static uint32_t try_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
         return 0;
     uint32_t room = send_room(c, seq, inflight);
     uint32_t len = tso_span(q, room < TSO_MAX_PAYLOAD ? room : TSO_MAX_PAYLOAD,
-                            next);
+                            c->mss, next);
     if (!len)
         return 0;
     bool last = seq + len == c->sq_end;

@@ -324,6 +324,7 @@ struct tcp_layer {
     uint32_t nlis;
     struct tern_conn *pend_head; /* conns needing output/ACK at burst end */
     bool in_input;
+    bool in_chain;            /* inside an LRO chain, before its last piece */
     const tcp_cc_ops *cc;
     uint32_t port_next;       /* RFC 6056 algorithm 3 counter */
     uint32_t chack_tokens;    /* global challenge-ACK budget */
