@@ -137,7 +137,6 @@ static inline uint32_t fresh_cap(const struct tern_conn *c, const tern_buf *b)
 
 static void sq_append(struct tern_conn *c, tern_buf *b)
 {
-    c->flags &= ~(uint32_t)TF_LONE;     /* no longer the only buffer */
     bq_set_next(b, NULL);
     if (c->sq_tail)
         bq_set_next(c->sq_tail, b);

@@ -662,13 +662,14 @@ static inline bool tcp_lone_full(const tern_stack *st,
  * stays queued until acked, and only ACKs and conn_free empty the
  * queue), so snd_una = snd_nxt = snd_max = sq_end = its seq. Until a
  * segment leaves (ack_sent clears the mark; every segment of a conn
- * carries an ACK) or another buffer is appended (sq_append clears it),
- * none of that can change: an ACK cannot advance past snd_max, only
- * sending moves snd_nxt/snd_max (the RTO timer too, but it sends), and
- * coalescing into the buffer keeps len <= mss and the sum. What input,
- * ICMP or the app can still change is tested here: state, FIN queued,
- * recovery, SACK scoreboard, out-of-order data, mss, both windows and the
- * template. tcp_output clears the mark when it takes the general path.
+ * carries an ACK) none of that can change: an ACK cannot advance past
+ * snd_max, only sending moves snd_nxt/snd_max (the RTO timer too, but it
+ * sends), and more data either joins the buffer (keeping len <= mss and
+ * the sum) or goes into another one, which the tail test here sees. What
+ * input, ICMP or the app can still change is tested too: state, FIN
+ * queued, recovery, SACK scoreboard, out-of-order data, mss, both windows
+ * and the template. tcp_output clears the mark when it takes the general
+ * path.
  */
 static inline bool tcp_lone_ready(const tern_stack *st,
                                   const struct tern_conn *c)
@@ -676,8 +677,9 @@ static inline bool tcp_lone_ready(const tern_stack *st,
     if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED)) != TF_LONE ||
         c->state != TERN_TCP_ESTABLISHED || c->nsb || c->ooo_head)
         return false;
-    uint32_t len = bq_len(c->sq_cur);
-    return len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
+    const tern_buf *q = c->sq_cur;
+    uint32_t len = bq_len(q);
+    return q == c->sq_tail && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
            c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
