@@ -301,3 +301,16 @@ void tp_dump(const tern_stack *st)
     TERN_COUNTERS(P_)
 #undef P_
 }
+
+bool th_same_output(const th *a, const th *b)
+{
+    if (a->nout != b->nout ||
+        memcmp(tern_get_counters(a->st), tern_get_counters(b->st),
+               sizeof(tern_counters)))
+        return false;
+    for (unsigned i = 0; i < a->nout; i++)
+        if (a->out_len[i] != b->out_len[i] ||
+            memcmp(a->out[i], b->out[i], a->out_len[i]))
+            return false;
+    return true;
+}

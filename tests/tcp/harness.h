@@ -102,4 +102,7 @@ bool pair_run(pair *p, bool (*done)(void *), void *arg, uint64_t limit_ns);
 #define PAIR_IP1 TERN_IP4(198, 18, 0, 2)
 
 void tp_dump(const tern_stack *st);
+/* Twin-stack tests: a and b sent the same frames byte for byte and hold
+ * the same counters. */
+bool th_same_output(const th *a, const th *b);
 #endif

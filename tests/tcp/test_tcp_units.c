@@ -681,12 +681,7 @@ static void lone_request(th *t, struct tern_conn *c, const lone_case *k,
 static void lone_compare(th *a, struct tern_conn *ca, th *b,
                          struct tern_conn *cb)
 {
-    assert_int_equal(a->nout, b->nout);
-    for (unsigned i = 0; i < a->nout; i++) {
-        assert_int_equal(a->out_len[i], b->out_len[i]);
-        assert_memory_equal(a->out[i], b->out[i], a->out_len[i]);
-    }
-    assert_memory_equal(&a->st->ctr, &b->st->ctr, sizeof a->st->ctr);
+    assert_true(th_same_output(a, b));
     assert_int_equal(a->st->ip_id, b->st->ip_id);
     static struct tern_conn na, nb;
     lone_norm(ca, &na);

@@ -16,6 +16,7 @@ static void kick(tern_stack *st, struct tern_conn *c, uint32_t why)
         conn_pend(st, c, why);
         return;
     }
+    c->flags |= why & TF_LONE;
     if (why & TF_OUTPUT)
         tcp_output(st, c);
     if (why & TF_WND_UPDATE)
@@ -287,7 +288,9 @@ static OUT_OF_LINE long send_one_buf(tern_stack *st, struct tern_conn *c,
         return send_queue(st, c, src, len);
     }
     sq_push(st, c, b, src, (uint32_t)len, true);
-    kick(st, c, TF_OUTPUT);
+    /* the lone segment's mark (tcp_lone_ready): b is the only buffer and,
+     * when it is sq_cur, unsent */
+    kick(st, c, c->sq_cur ? TF_OUTPUT | TF_LONE : TF_OUTPUT);
     return (long)len;
 }
 

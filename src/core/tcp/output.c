@@ -32,7 +32,9 @@ static inline void ack_sent(struct tern_conn *c, uint32_t edge)
 {
     c->last_ack_sent = c->rcv_nxt;
     c->rcv_unacked = 0;
-    c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE);
+    /* a segment left: TF_LONE's promise ends (tcp_lone_ready) */
+    c->flags &= ~(uint32_t)(TF_ACK_NOW | TF_ACK_DELAYED | TF_WND_UPDATE |
+                            TF_LONE);
     c->t_ack = TERN_NEVER;
     if (seq_gt(edge, c->rcv_adv))
         c->rcv_adv = edge;
@@ -181,11 +183,14 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
  * checksum is the template's sum plus length and id, and the frame goes
  * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
  * the flags have ACK and not SYN (xmit sends anything else the slow way).
+ * may_tso false: the caller has just set b->tso_mss to 0 (the byte stores
+ * of the header would otherwise make gcc read it back).
  */
 static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
                                           struct tern_conn *c, tern_buf *b,
                                           uint32_t seq, uint32_t len,
-                                          uint32_t fs, bool ts, uint32_t wnd)
+                                          uint32_t fs, bool ts, uint32_t wnd,
+                                          bool may_tso)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
     uint32_t l4 = hlen + len;
@@ -215,7 +220,7 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
     uint32_t caps = st->cfg.caps;
     uint16_t bf = b->flags & (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
                                          TERN_BUF_TX_IP_CSUM);
-    if (b->tso_mss)
+    if (may_tso && b->tso_mss)
         bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
     if (caps & TERN_CAP_TX_IP_CSUM)
         bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
@@ -242,18 +247,19 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
 /* xmit_layout_wnd with the window field (and ack_sent) of this moment. */
 static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
                                       tern_buf *b, uint32_t seq, uint32_t len,
-                                      uint32_t fs, bool ts)
+                                      uint32_t fs, bool ts, bool may_tso)
 {
-    xmit_layout_wnd(st, c, b, seq, len, fs, ts, ack_fields_est(TL(st), c));
+    xmit_layout_wnd(st, c, b, seq, len, fs, ts, ack_fields_est(TL(st), c),
+                    may_tso);
 }
 
 static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       uint32_t seq, uint32_t len, uint32_t fs)
 {
     if (c->flags & TF_TS)
-        xmit_layout(st, c, b, seq, len, fs, true);
+        xmit_layout(st, c, b, seq, len, fs, true, true);
     else
-        xmit_layout(st, c, b, seq, len, fs, false);
+        xmit_layout(st, c, b, seq, len, fs, false, true);
 }
 
 /* Inline: one test in front of two calls, per data segment of the
@@ -661,8 +667,10 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
         if (!n)
             wnd = ack_fields_est(TL(st), c);
         uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0);
+        /* in_place_sum cleared tso_mss: not a TSO frame */
         xmit_layout_wnd(st, c, q, seq, len,
-                        flags_sum(fl, in_place_sum(st, q, p, len)), ts, wnd);
+                        flags_sum(fl, in_place_sum(st, q, p, len)), ts, wnd,
+                        false);
         if (fresh && n) {
             note_new_end(st, c, seq + len);
             count_data_out(st, c, len);
@@ -789,7 +797,7 @@ static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
     q->refs = 2;                    /* the driver's reference (refs was 1) */
     q->data = bq_data(q);
     q->tso_mss = 0;
-    xmit_layout(st, c, q, seq, len, fs, ts);
+    xmit_layout(st, c, q, seq, len, fs, ts, false);  /* tso_mss is 0 */
     if (ts)
         c->snd_max = seq + len;     /* note_new_end: timestamps time it */
     else
@@ -811,6 +819,7 @@ static LAYOUT_INLINE void send_lone(tern_stack *st, struct tern_conn *c)
 static GENERAL_PATH void output_rest(tern_stack *st, struct tcp_layer *tl,
                                      struct tern_conn *c)
 {
+    c->flags &= ~(uint32_t)TF_LONE;     /* it may send nothing */
     if (!output_one(st, tl, c))
         output_general(st, tl, c);
 }

@@ -96,6 +96,9 @@ enum {
     TF_TLP_SENT = 1u << 22,   /* a probe is out: next is the real RTO */
     TF_RACK = 1u << 23,       /* t_rtx is the RACK reordering timer */
     TF_REORDER = 1u << 24,    /* RACK saw the peer's data arrive reordered */
+    TF_LONE = 1u << 25,       /* send_one_buf queued a lone segment (sq_cur),
+                               * nothing sent or appended since: see
+                               * tcp_lone_ready */
 };
 
 /* ---- congestion control ---- */
@@ -633,9 +636,11 @@ static inline uint32_t tcp_wnd_field(const struct tcp_layer *tl,
  * rebuilt here: the general path does that). output_one then sends it in
  * place with ACK|PSH and takes its lone-segment bookkeeping. (Any
  * out-of-order data is left to output_one, SACK or not: one test.)
+ * tcp_lone_ready tests this through the TF_LONE mark; tcp_lone_full is
+ * the same case tested field by field (the tests hold the two together).
  */
-static inline bool tcp_lone_ready(const tern_stack *st,
-                                  const struct tern_conn *c)
+static inline bool tcp_lone_full(const tern_stack *st,
+                                 const struct tern_conn *c)
 {
     const tern_buf *q = c->sq_cur;
     uint32_t seq = c->snd_nxt;
@@ -648,6 +653,34 @@ static inline bool tcp_lone_ready(const tern_stack *st,
     return len && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
            (uint32_t)q->cb[1] >= TCP_MAX_HDRS &&
            ((q->cb[1] & BQ_CSUM_OK) || (st->cfg.caps & TERN_CAP_TX_L4_CSUM)) &&
+           c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
+}
+/*
+ * TF_LONE: send_one_buf put a fresh buffer (refs 1, 1 <= len <= mss, the
+ * header room tested, the payload sum taken unless the NIC sums) on the
+ * empty queue of an ESTABLISHED conn without a FIN queued, and it became
+ * sq_cur. An empty queue then means nothing in flight (every sent byte
+ * stays queued until acked, and only ACKs and conn_free empty the
+ * queue), so snd_una = snd_nxt = snd_max = sq_end = its seq. Until a
+ * segment leaves (ack_sent clears the mark; every segment of a conn
+ * carries an ACK) none of that can change: an ACK cannot advance past
+ * snd_max, only sending moves snd_nxt/snd_max (the RTO timer too, but it
+ * sends), and more data either joins the buffer (keeping len <= mss and
+ * the sum) or goes into another one, which the tail test here sees. What
+ * input, ICMP or the app can still change is tested too: state, FIN
+ * queued, recovery, SACK scoreboard, out-of-order data, mss, both windows
+ * and the template. tcp_output clears the mark when it takes the general
+ * path.
+ */
+static inline bool tcp_lone_ready(const tern_stack *st,
+                                  const struct tern_conn *c)
+{
+    if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED)) != TF_LONE ||
+        c->state != TERN_TCP_ESTABLISHED || c->nsb || c->ooo_head)
+        return false;
+    const tern_buf *q = c->sq_cur;
+    uint32_t len = bq_len(q);
+    return q == c->sq_tail && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
            c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
