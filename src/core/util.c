@@ -74,15 +74,23 @@ static inline uint64_t tail_le(const uint8_t *p, size_t len)
     return t;
 }
 
+/* The k (1..7) bytes from p on, as tail_le gives them, where at least
+ * 8 - k readable bytes come before p: one load of the 8 bytes that end
+ * with them, shifted, rather than three. */
+static inline uint64_t tail_in_word(const uint8_t *p, size_t k)
+{
+    return ld64le(p + k - 8) >> (64 - 8 * k);
+}
+
 /* The last len & 7 (not 0) bytes of a len-byte run whose 8-byte words
  * end at p, as tail_le gives them. A run of 8 bytes or more has 8 bytes
- * before its end: one load of those, shifted, rather than three. */
+ * before its end. */
 static inline uint64_t csum_tail(const uint8_t *p, size_t len)
 {
     size_t k = len & 7;
     if (len < 8)
         return tail_le(p, k);
-    return ld64le(p + k - 8) >> (64 - 8 * k);
+    return tail_in_word(p, k);
 }
 
 /* Finish a little-endian 64-bit sum: folded to 32 bits, to network order,
@@ -337,12 +345,184 @@ static inline uint32_t x86_sum_last(const uint8_t *p, size_t len, uint64_t a,
     return csum_finish(a, sum);
 }
 
-/* tern_csum_partial of SSE_MIN_LEN bytes or more. Out of line (a tail
- * call): its vector registers and constants stay off the short sums'
- * path. */
+/* ---- AVX2, chosen at run time ----
+ * The core has no loader to ask (no ifunc, no libgcc CPU model), so it
+ * asks the CPU: cpuid for AVX and AVX2, xgetbv for the OS saving the YMM
+ * state. The answer is kept in csum_avx2 (0 not asked yet, CSUM_AVX2_OFF,
+ * CSUM_AVX2_ON); threads that ask at once store the same value. The code
+ * is inline asm (the assembler takes AVX2 whatever the compiler targets)
+ * in an out-of-line function that ends with vzeroupper, so the rest of the
+ * core stays baseline x86-64. */
+enum { CSUM_AVX2_OFF = 1, CSUM_AVX2_ON = 2 };
+static int csum_avx2;
+
+static inline void x86_cpuid(uint32_t leaf, uint32_t r[4])
+{
+    __asm__("cpuid"
+            : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+            : "a"(leaf), "c"(0));
+}
+
+static bool x86_has_avx2(void)
+{
+    uint32_t r[4];
+    x86_cpuid(0, r);
+    if (r[0] < 7)
+        return false;
+    x86_cpuid(1, r);
+    const uint32_t osxsave = 1u << 27, avx = 1u << 28;
+    if ((r[2] & (osxsave | avx)) != (osxsave | avx))
+        return false;
+    uint32_t xcr0, hi;
+    __asm__("xgetbv" : "=a"(xcr0), "=d"(hi) : "c"(0));
+    if ((xcr0 & 6) != 6)                /* XMM and YMM state enabled */
+        return false;
+    x86_cpuid(7, r);
+    return r[1] & (1u << 5);
+}
+
+static int csum_avx2_ask(void)
+{
+    int v = x86_has_avx2() ? CSUM_AVX2_ON : CSUM_AVX2_OFF;
+    __atomic_store_n(&csum_avx2, v, __ATOMIC_RELAXED);
+    return v;
+}
+
+bool tern_csum_avx2(bool allow)
+{
+    if (!allow) {
+        __atomic_store_n(&csum_avx2, CSUM_AVX2_OFF, __ATOMIC_RELAXED);
+        return false;
+    }
+    return csum_avx2_ask() == CSUM_AVX2_ON;
+}
+
+#define AVX2_MAX_BLOCKS 16384
+
+/* One 32-byte block at off(base) into the lanes of ymm<acc>: the words
+ * biased to signed (xor 0x8000, ymm4) and added in pairs by vpmaddwd
+ * (times 1, ymm5), each pair 65536 short of its true sum. */
+#define AVX2_BLOCK(off, base, acc)                                         \
+    "vpxor " #off "(" base "), %%ymm4, %%ymm2\n\t"                           \
+    "vpmaddwd %%ymm5, %%ymm2, %%ymm2\n\t"                                   \
+    "vpaddd %%ymm2, %%ymm" #acc ", %%ymm" #acc "\n\t"
+#define AVX2_2BLOCKS(off0, off1, base)                                     \
+    AVX2_BLOCK(off0, base, 0) AVX2_BLOCK(off1, base, 1)
+#define AVX2_8BLOCKS(o, base)                                              \
+    AVX2_2BLOCKS(o, o + 32, base) AVX2_2BLOCKS(o + 64, o + 96, base)       \
+    AVX2_2BLOCKS(o + 128, o + 160, base) AVX2_2BLOCKS(o + 192, o + 224, base)
+#define AVX2_P "%[p]"
+
+/* The sum of the 16-bit little-endian words of n (1..AVX2_MAX_BLOCKS)
+ * 32-byte blocks from *p (advanced), in 64 bits. Zen 1 splits each 256-bit
+ * operation in two, so the vector side does ~16 bytes a cycle, the adc
+ * chain 8 beside it: turns of 384 bytes give 256 to the vector lanes and
+ * 128 to the chain (lea and dec leave the carry alone). The 0-11 blocks
+ * left go to the lanes by the bits of their count. Each of the 4 lanes left after adding the accumulators and their
+ * halves holds at most 2n pair sums, each 65536 short of one in
+ * 0..131070: in int32 range for n <= 16384. Sign-extended and added, they
+ * fall 8 * 65536 short per vector block, which the end adds back. */
+static inline uint64_t avx2_sum_blocks(const uint8_t **p, size_t n)
+{
+    size_t turns = n / 12, vec_blocks = n - turns * 4;
+    size_t left = n - turns * 12;
+    uint64_t a = 0;
+    int64_t s;
+    __asm__("vpcmpeqw %%ymm4, %%ymm4, %%ymm4\n\t"
+            "vpsrlw $15, %%ymm4, %%ymm5\n\t"
+            "vpsllw $15, %%ymm4, %%ymm4\n\t"
+            "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+            "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+            "testq %[t], %[t]\n\t"
+            "jz 2f\n\t"
+            "clc\n"
+            "1:\n\t"
+            AVX2_2BLOCKS(0, 32, AVX2_P)
+            ADC_4Q(256, 264, 272, 280)
+            AVX2_2BLOCKS(64, 96, AVX2_P)
+            ADC_4Q(288, 296, 304, 312)
+            AVX2_2BLOCKS(128, 160, AVX2_P)
+            ADC_4Q(320, 328, 336, 344)
+            AVX2_2BLOCKS(192, 224, AVX2_P)
+            ADC_4Q(352, 360, 368, 376)
+            "leaq 384(%[p]), %[p]\n\t"
+            "decq %[t]\n\t"
+            "jnz 1b\n\t"
+            "adcq $0, %[a]\n"
+            "2:\n\t"
+            "testl $8, %k[n]\n\t"
+            "jz 3f\n\t"
+            AVX2_8BLOCKS(0, AVX2_P)
+            "addq $256, %[p]\n"
+            "3:\n\t"
+            "testl $4, %k[n]\n\t"
+            "jz 4f\n\t"
+            AVX2_2BLOCKS(0, 32, AVX2_P) AVX2_2BLOCKS(64, 96, AVX2_P)
+            "addq $128, %[p]\n"
+            "4:\n\t"
+            "testl $2, %k[n]\n\t"
+            "jz 5f\n\t"
+            AVX2_2BLOCKS(0, 32, AVX2_P)
+            "addq $64, %[p]\n"
+            "5:\n\t"
+            "testl $1, %k[n]\n\t"
+            "jz 6f\n\t"
+            AVX2_BLOCK(0, AVX2_P, 0)
+            "addq $32, %[p]\n"
+            "6:\n\t"
+            "vpaddd %%ymm1, %%ymm0, %%ymm0\n\t"
+            "vextracti128 $1, %%ymm0, %%xmm1\n\t"
+            "vpaddd %%xmm1, %%xmm0, %%xmm0\n\t"
+            "vpmovsxdq %%xmm0, %%ymm0\n\t"
+            "vextracti128 $1, %%ymm0, %%xmm1\n\t"
+            "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
+            "vpshufd $0x4e, %%xmm0, %%xmm1\n\t"
+            "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
+            "vmovq %%xmm0, %[s]\n\t"
+            "vzeroupper"
+            : [s] "=r"(s), [a] "+r"(a), [p] "+r"(*p), [t] "+r"(turns)
+            : [n] "r"(left)
+            : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm4", "xmm5");
+    return add64(a, (uint64_t)(s + ((int64_t)vec_blocks << 19)));
+}
+
+/* tern_csum_partial of SSE_MIN_LEN bytes or more with AVX2: the 32-byte
+ * blocks, then the last 16 and 1-15 bytes into the adc chain. */
+static uint32_t x86_csum_avx2(const uint8_t *p, size_t len, uint32_t sum)
+{
+    size_t n = len >> 5;
+    uint64_t a = 0;
+    do {
+        size_t k = n < AVX2_MAX_BLOCKS ? n : AVX2_MAX_BLOCKS;
+        a = add64(a, avx2_sum_blocks(&p, k));
+        n -= k;
+    } while (n);
+    if (len & 16) {
+        a = x86_sum16(p, a);
+        p += 16;
+    }
+    if (len & 8) {
+        a = x86_sum8(p, a);
+        p += 8;
+    }
+    if (len & 7)
+        a = add64(a, tail_in_word(p, len & 7));
+    return csum_finish(a, sum);
+}
+
+/* tern_csum_partial of SSE_MIN_LEN bytes or more: AVX2 where the CPU has
+ * it, else SSE2 beside the adc chain. Out of line (a tail call): its vector
+ * registers and constants stay off the short sums' path. Below 512 bytes
+ * AVX2 costs more than the adc chain (its set-up and reduction: ~50
+ * instructions, ~20 cycles of latency). */
 __attribute__((noinline)) static uint32_t x86_csum_long(const uint8_t *p,
                                                         size_t len, uint32_t sum)
 {
+    int avx2 = __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED);
+    if (!avx2)
+        avx2 = csum_avx2_ask();
+    if (avx2 == CSUM_AVX2_ON)
+        return x86_csum_avx2(p, len, sum);
     uint64_t a = x86_sum_long(&p, len >> 7);
     return x86_sum_last(p, len, a, sum);
 }
@@ -470,6 +650,12 @@ uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
     return csum_finish(a, sum);
 }
 #else
+bool tern_csum_avx2(bool allow)
+{
+    (void)allow;
+    return false;
+}
+
 uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum)
 {
     return tern_csum_partial_c(data, len, sum);

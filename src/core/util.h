@@ -6,6 +6,7 @@
 #ifndef TERN_UTIL_H
 #define TERN_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -115,6 +116,13 @@ uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum);
  * can hold the x86-64 code to them. */
 uint32_t tern_csum_partial_c(const void *data, size_t len, uint32_t sum);
 uint32_t tern_csum_copy_c(void *dst, const void *src, size_t len, uint32_t sum);
+
+/* x86-64 (gcc, clang): sums of 512 bytes or more run AVX2 code when the
+ * CPU and the OS support it (asked once, with cpuid and xgetbv, on first
+ * use). tern_csum_avx2(false) keeps them on the baseline SSE2 + adc code
+ * (tests, benchmarks); tern_csum_avx2(true) asks again. Returns whether
+ * AVX2 is used from now on: always false on other targets. */
+bool tern_csum_avx2(bool allow);
 
 /* Sequence-number comparisons modulo 2^32 (RFC 9293 section 3.4). */
 static inline int seq_lt(uint32_t a, uint32_t b) { return (int32_t)(a - b) < 0; }

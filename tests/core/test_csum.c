@@ -5,9 +5,11 @@
  * that end or start at an unmapped page catch reads outside the data (the
  * x86-64 code is assembly, which the sanitizers do not see). The dispatched
  * functions and the portable C ones (what other targets run) are both
- * checked. */
+ * checked, the dispatched ones with the AVX2 code for long sums on (where
+ * the CPU has it) and off. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -283,6 +285,42 @@ static void test_folds(void **state)
         }
 }
 
+/* The AVX2 code is used exactly when this CPU has AVX2 (libgcc asks the
+ * same cpuid and xgetbv questions), can be turned off and on again, and
+ * gives the same sums as the baseline code on the same long runs. */
+static void test_avx2_choice(void **state)
+{
+    (void)state;
+#if defined(__x86_64__) && !defined(TERN_CSUM_PORTABLE)
+    bool have = __builtin_cpu_supports("avx2");
+#else
+    bool have = false;
+#endif
+    static uint8_t big[9000];
+    fill(big, sizeof big, FILL_RANDOM, 23);
+    assert_false(tern_csum_avx2(false));
+    uint32_t base = tern_csum_partial(big + 3, sizeof big - 3, 0x1234);
+    assert_int_equal(tern_csum_avx2(true), have);
+    assert_int_equal(tern_csum_partial(big + 3, sizeof big - 3, 0x1234), base);
+    assert_int_equal(base, ref_sum(big + 3, sizeof big - 3, 0x1234));
+}
+
+/* Every check runs twice: with the long sums on AVX2 (where the CPU has
+ * it) and on the baseline code. */
+static int use_avx2(void **state)
+{
+    (void)state;
+    tern_csum_avx2(true);
+    return 0;
+}
+
+static int use_baseline(void **state)
+{
+    (void)state;
+    tern_csum_avx2(false);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -295,6 +333,9 @@ int main(void)
         cmocka_unit_test(test_dispatch_matches_portable),
         cmocka_unit_test(test_long_runs),
         cmocka_unit_test(test_folds),
+        cmocka_unit_test(test_avx2_choice),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("avx2", tests, use_avx2, NULL);
+    return failed + cmocka_run_group_tests_name("baseline", tests,
+                                                use_baseline, NULL);
 }
