@@ -465,8 +465,17 @@ bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     return true;
 }
 
-bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src)
+bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
+                   uint32_t ps)
 {
+    enum { HDRS = ETH_HDR_LEN + IP4_HDR_LEN };
+    /* one buffer (tcp_input_frame): no chain to sum */
+    if (!csum_checked(st, b) &&
+        tern_csum_partial(b->data + HDRS, len, ps) != 0xffff)
+        return false;
+    CTR(st, ip_in);
+    b->data += HDRS;
+    b->len = len;                       /* Ethernet padding dropped */
     const uint8_t *h = b->data;
     struct tern_conn *c = conn_lookup_ports(st, src, rd32(h));
     seg_ref r = {NULL, h, b, b->len - TCP_TS_HDR_LEN, true};
