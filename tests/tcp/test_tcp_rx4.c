@@ -102,12 +102,44 @@ static void one_pass_bad_sum_untouched(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
+/* rtt_of_ack's ts means "the conn and the segment use timestamps" (the
+ * fast path knows the conn's part); rtt_of still tests both. */
+static void rtt_of_tests_conn_ts(void **s)
+{
+    (void)s;
+    th *t = th_new(NULL);
+    peer p;
+    peer_init(&p, t);
+    peer_connect(&p, 80, 40000);
+    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
+    assert_non_null(c);
+    assert_true(c->flags & TF_TS);
+    c->flags &= ~(uint32_t)TF_RTT_TIMING;
+    t->st->now += 50ull << 20;              /* 50 TSval ticks on */
+    uint32_t echo = ts_now(t->st->now) + c->ts_off - 3;
+    tcp_seg seg;
+    memset(&seg, 0, sizeof seg);
+    seg.o.has = OPT_TS;
+    seg.o.tsecr = echo;
+    seg.ack = c->snd_una;
+    assert_int_equal(rtt_of_ack(t->st, c, true, echo, seg.ack), 3 * 1049 + 1);
+    assert_int_equal(rtt_of_ack(t->st, c, false, echo, seg.ack), 0);
+    assert_int_equal(rtt_of(t->st, c, &seg), 3 * 1049 + 1);
+    c->flags &= ~(uint32_t)TF_TS;           /* a conn without timestamps */
+    assert_int_equal(rtt_of(t->st, c, &seg), 0);
+    c->flags |= TF_TS;
+    seg.o.has = 0;                          /* a segment without them */
+    assert_int_equal(rtt_of(t->st, c, &seg), 0);
+    assert_int_equal(th_free(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tuple_keys_agree),
         cmocka_unit_test(lookup_exact_tuple),
         cmocka_unit_test(one_pass_bad_sum_untouched),
+        cmocka_unit_test(rtt_of_tests_conn_ts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -418,6 +418,7 @@ static COLD_PATH bool raw_new_ack_general(tern_stack *st, struct tern_conn *c,
 static HOT_INLINE bool fast_new_ack(tern_stack *st, struct tern_conn *c,
                                     seg_ref r, uint32_t ack, uint32_t tsecr)
 {
+    /* prediction took a segment with timestamps only for a TF_TS conn */
     if (acks_whole_flight(c, ack))
         return ack_whole_flight(st, c, ack, (ref_opts(r) & OPT_TS) != 0,
                                 tsecr);

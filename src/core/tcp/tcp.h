@@ -735,12 +735,13 @@ static inline void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
     snd_wnd_update(st, c, s->seq, s->ack, s->wnd);
 }
 /* The RTT sample (us, +1 so that 0 means none) an ACK gives: from its
- * timestamp echo tsecr (ts: the segment has a timestamp option), else
- * from the timed segment (Karn). */
+ * timestamp echo tsecr (ts: the conn uses timestamps and the segment has
+ * the option; the fast path knows the first from prediction), else from
+ * the timed segment (Karn). */
 static inline uint32_t rtt_of_ack(tern_stack *st, struct tern_conn *c,
                                   bool ts, uint32_t tsecr, uint32_t ack)
 {
-    if ((c->flags & TF_TS) && ts && tsecr) {
+    if (ts && tsecr) {
         uint32_t ticks = ts_now(st->now) + c->ts_off - tsecr;
         if (ticks < (1u << 22))
             return ticks * 1049u + 1;
@@ -755,7 +756,8 @@ static inline uint32_t rtt_of_ack(tern_stack *st, struct tern_conn *c,
 static inline uint32_t rtt_of(tern_stack *st, struct tern_conn *c,
                               const tcp_seg *s)
 {
-    return rtt_of_ack(st, c, (s->o.has & OPT_TS) != 0, s->o.tsecr, s->ack);
+    return rtt_of_ack(st, c, (c->flags & TF_TS) && (s->o.has & OPT_TS),
+                      s->o.tsecr, s->ack);
 }
 /* RFC 7661 / RFC 9438 5.8: cwnd grows only while it limits the sender.
  * A request/response flow keeps a segment or two in flight whatever cwnd
@@ -800,8 +802,8 @@ static inline bool acks_whole_flight(const struct tern_conn *c, uint32_t ack)
 }
 /* tcp_new_ack_general for such an ACK, same effects: take the RTT
  * sample, release the buffer, clear the loss state, stop the RTO
- * (nothing is left in flight), report the acked data. ts, tsecr: the
- * segment's timestamp option (rtt_of_ack). false: the conn is gone. */
+ * (nothing is left in flight), report the acked data. ts, tsecr: as for
+ * rtt_of_ack. false: the conn is gone. */
 static HOT_INLINE bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
                                     uint32_t ack, bool ts, uint32_t tsecr)
 {
@@ -833,7 +835,8 @@ static inline bool tcp_new_ack(tern_stack *st, struct tern_conn *c,
                                const tcp_seg *s)
 {
     if (acks_whole_flight(c, s->ack))
-        return ack_whole_flight(st, c, s->ack, (s->o.has & OPT_TS) != 0,
+        return ack_whole_flight(st, c, s->ack,
+                                (c->flags & TF_TS) && (s->o.has & OPT_TS),
                                 s->o.tsecr);
     return tcp_new_ack_general(st, c, s);
 }
