@@ -36,17 +36,25 @@ static void tuple_keys_agree(void **s)
             }
 }
 
+/* A fresh test stack with a conn from a scripted peer (40000 to 80). */
+static struct tern_conn *connected(th **tp, peer *p)
+{
+    th *t = *tp = th_new(NULL);
+    peer_init(p, t);
+    peer_connect(p, 80, 40000);
+    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
+    assert_non_null(c);
+    return c;
+}
+
 /* The lookup finds the conn of its tuple and nothing for a tuple that
  * differs in one field or has the ports swapped. */
 static void lookup_exact_tuple(void **s)
 {
     (void)s;
-    th *t = th_new(NULL);
+    th *t;
     peer p;
-    peer_init(&p, t);
-    peer_connect(&p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
+    struct tern_conn *c = connected(&t, &p);
     assert_true(conn_key_of(c) == conn_tuple_key(TH_PEER_IP, 40000, 80));
     assert_ptr_equal(conn_lookup_ports(t->st, TH_PEER_IP, 40000u << 16 | 80), c);
     assert_null(conn_lookup(t->st, TH_PEER_IP + 1, 40000, 80));
@@ -76,10 +84,9 @@ static tern_buf *usual_buf(th *t, const peer *p)
 static void one_pass_bad_sum_untouched(void **s)
 {
     (void)s;
-    th *t = th_new(NULL);
+    th *t;
     peer p;
-    peer_init(&p, t);
-    peer_connect(&p, 80, 40000);
+    (void)connected(&t, &p);
     const tern_counters *k = tern_get_counters(t->st);
     tern_counters before = *k;
     uint64_t predicted = t->st->tcp->predicted;
@@ -107,12 +114,9 @@ static void one_pass_bad_sum_untouched(void **s)
 static void rtt_of_tests_conn_ts(void **s)
 {
     (void)s;
-    th *t = th_new(NULL);
+    th *t;
     peer p;
-    peer_init(&p, t);
-    peer_connect(&p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
+    struct tern_conn *c = connected(&t, &p);
     assert_true(c->flags & TF_TS);
     c->flags &= ~(uint32_t)TF_RTT_TIMING;
     t->st->now += 50ull << 20;              /* 50 TSval ticks on */
