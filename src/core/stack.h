@@ -297,9 +297,11 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
  * (32-byte header with NOP NOP TS, neither SYN nor RST, good sums).
  * Counts and handles it as eth_input, ip4_input and tcp_input would
  * (eth_in is the caller's; a source ip4_src_ok refuses or a zero port is
- * dropped under its counter, as there) and returns true; for anything
- * else returns false having changed nothing, and eth_input takes the
- * frame (and drops and counts what it must). b->data: the Ethernet header.
+ * dropped under its counter, as there) and returns true. A frame of that
+ * shape with a bad TCP sum goes to eth_input from here (which drops and
+ * counts it); true. For anything else returns false having changed
+ * nothing, and eth_input takes the frame (and drops and counts what it
+ * must). b->data: the Ethernet header.
  */
 bool tcp_input_frame(tern_stack *st, tern_buf *b);
 /* Release every buffer TCP holds (tern_stack_fini). */

@@ -892,10 +892,11 @@ static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
 /* The usual frame, as tcp_input_frame takes it: b->data at its Ethernet
  * header, the IPv4 header and the TCP shape checked; a len-byte segment
  * from src (not yet tested with ip4_src_ok) whose pseudo header sums to
- * ps. A bad TCP checksum: returns false having changed nothing. Else
- * counts ip_in, moves b->data to the TCP header (b->len: len) and handles
- * the segment like a parsed one (prediction, or tcp_input_parsed), the
- * fast path reading the header in place; consumes b, returns true. */
+ * ps. A bad TCP checksum: hands the frame, unchanged, to eth_input (as
+ * tern_input would). Else counts ip_in, moves b->data to the TCP header
+ * (b->len: len) and handles the segment like a parsed one (prediction,
+ * or tcp_input_parsed), the fast path reading the header in place.
+ * Consumes b; returns true. */
 bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
                    uint32_t ps);
 /* tcp_input_raw's way out: c (NULL: none) and that segment, parsed and
