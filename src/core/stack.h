@@ -182,18 +182,13 @@ static inline bool ip4_src_ok(const tern_stack *st, uint32_t src)
 }
 /* Whether the 20-byte header at h sums to 0xffff. A ones'-complement sum
  * is byte-order independent (RFC 1071) and 0xffff is its own swap, so the
- * header is added as native words: three loads, no byte swaps. */
+ * header is added as native words, no byte swaps: five 32-bit words into
+ * 64 bits (each is its halves' sum mod 0xffff; no carry to fold back). */
 static inline bool ip4_hdr_sum_ok(const uint8_t *h)
 {
-    uint64_t a, b;
-    uint32_t c;
-    tern_memcpy(&a, h, 8);
-    tern_memcpy(&b, h + 8, 8);
-    tern_memcpy(&c, h + 16, 4);
-    a += b;
-    a += a < b;                         /* end-around carry */
-    a += c;
-    a += a < c;
+    uint32_t w[5];
+    tern_memcpy(w, h, sizeof w);
+    uint64_t a = (uint64_t)w[0] + w[1] + w[2] + w[3] + w[4];
     /* Folding keeps the value mod 0xffff (2^16 = 1 there) and only 0
      * folds to 0, so the fold would be 0xffff exactly when a is a nonzero
      * multiple of 0xffff: one multiply-and-compare instead of the fold. */
@@ -302,9 +297,11 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
  * (32-byte header with NOP NOP TS, neither SYN nor RST, good sums).
  * Counts and handles it as eth_input, ip4_input and tcp_input would
  * (eth_in is the caller's; a source ip4_src_ok refuses or a zero port is
- * dropped under its counter, as there) and returns true; for anything
- * else returns false having changed nothing, and eth_input takes the
- * frame (and drops and counts what it must). b->data: the Ethernet header.
+ * dropped under its counter, as there) and returns true. A frame of that
+ * shape with a bad TCP sum goes to eth_input from here (which drops and
+ * counts it); true. For anything else returns false having changed
+ * nothing, and eth_input takes the frame (and drops and counts what it
+ * must). b->data: the Ethernet header.
  */
 bool tcp_input_frame(tern_stack *st, tern_buf *b);
 /* Release every buffer TCP holds (tern_stack_fini). */

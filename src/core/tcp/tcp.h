@@ -362,17 +362,38 @@ static inline uint32_t ts_now(uint64_t now) { return (uint32_t)(now >> 20); }
  * multiply-shift hashing (Dietzfelbinger et al.) keyed from the secret,
  * the top bits of the tuple (xor hk0) times the random odd hk1. Two
  * tuples share a bucket with probability at most 2 / buckets over the
- * key, so a peer cannot aim its tuples at a chain. */
-static inline uint32_t conn_hash_ports(const struct tcp_layer *tl,
-                                       uint32_t raddr, uint32_t ports)
+ * key, so a peer cannot aim its tuples at a chain. A size_t: the
+ * shift leaves it below the bucket count, so indexing needs no
+ * zero-extension. */
+static inline size_t conn_hash_ports(const struct tcp_layer *tl,
+                                     uint32_t raddr, uint32_t ports)
 {
     uint64_t x = (uint64_t)raddr << 32 | ports;
-    return (uint32_t)(((x ^ tl->hk0) * tl->hk1) >> tl->hash_shift);
+    return (size_t)(((x ^ tl->hk0) * tl->hk1) >> tl->hash_shift);
 }
 static inline uint32_t conn_hash(const struct tcp_layer *tl, uint32_t raddr,
                                  uint16_t rport, uint16_t lport)
 {
-    return conn_hash_ports(tl, raddr, (uint32_t)rport << 16 | lport);
+    return (uint32_t)conn_hash_ports(tl, raddr, (uint32_t)rport << 16 | lport);
+}
+/* A tuple as one word, equal exactly when raddr, rport and lport all are:
+ * one compare per chain entry instead of three. The fields lead the conn
+ * in this order, so on a little-endian machine gcc reads a conn's key
+ * with one 8-byte load. */
+static inline uint64_t conn_tuple_key(uint32_t raddr, uint16_t rport,
+                                      uint16_t lport)
+{
+    return (uint64_t)lport << 48 | (uint64_t)rport << 32 | raddr;
+}
+static inline uint64_t conn_key_of(const struct tern_conn *c)
+{
+    return conn_tuple_key(c->raddr, c->rport, c->lport);
+}
+/* The same key from raddr and ports as for conn_hash_ports (rport in the
+ * high half): the halves swapped by one rotation. */
+static inline uint64_t conn_ports_key(uint32_t raddr, uint32_t ports)
+{
+    return (uint64_t)(ports >> 16 | ports << 16) << 32 | raddr;
 }
 /* The conn of a 4-tuple (ports as for conn_hash_ports), or NULL. Inline:
  * once per received segment. */
@@ -381,11 +402,11 @@ static inline struct tern_conn *conn_lookup_ports(tern_stack *st,
                                                   uint32_t ports)
 {
     struct tcp_layer *tl = TL(st);
-    uint16_t rport = (uint16_t)(ports >> 16), lport = (uint16_t)ports;
+    uint64_t key = conn_ports_key(raddr, ports);
     uint32_t i = tl->hash[conn_hash_ports(tl, raddr, ports)];
     while (i != TCP_NIL) {
         struct tern_conn *c = &tl->conns[i];
-        if (c->raddr == raddr && c->rport == rport && c->lport == lport)
+        if (conn_key_of(c) == key)
             return c;
         i = c->hnext;
     }
@@ -748,12 +769,13 @@ static inline void tcp_snd_wnd_update(tern_stack *st, struct tern_conn *c,
     snd_wnd_update(st, c, s->seq, s->ack, s->wnd);
 }
 /* The RTT sample (us, +1 so that 0 means none) an ACK gives: from its
- * timestamp echo tsecr (ts: the segment has a timestamp option), else
- * from the timed segment (Karn). */
+ * timestamp echo tsecr (ts: the conn uses timestamps and the segment has
+ * the option; the fast path knows the first from prediction), else from
+ * the timed segment (Karn). */
 static inline uint32_t rtt_of_ack(tern_stack *st, struct tern_conn *c,
                                   bool ts, uint32_t tsecr, uint32_t ack)
 {
-    if ((c->flags & TF_TS) && ts && tsecr) {
+    if (ts && tsecr) {
         uint32_t ticks = ts_now(st->now) + c->ts_off - tsecr;
         if (ticks < (1u << 22))
             return ticks * 1049u + 1;
@@ -768,7 +790,8 @@ static inline uint32_t rtt_of_ack(tern_stack *st, struct tern_conn *c,
 static inline uint32_t rtt_of(tern_stack *st, struct tern_conn *c,
                               const tcp_seg *s)
 {
-    return rtt_of_ack(st, c, (s->o.has & OPT_TS) != 0, s->o.tsecr, s->ack);
+    return rtt_of_ack(st, c, (c->flags & TF_TS) && (s->o.has & OPT_TS),
+                      s->o.tsecr, s->ack);
 }
 /* RFC 7661 / RFC 9438 5.8: cwnd grows only while it limits the sender.
  * A request/response flow keeps a segment or two in flight whatever cwnd
@@ -813,8 +836,8 @@ static inline bool acks_whole_flight(const struct tern_conn *c, uint32_t ack)
 }
 /* tcp_new_ack_general for such an ACK, same effects: take the RTT
  * sample, release the buffer, clear the loss state, stop the RTO
- * (nothing is left in flight), report the acked data. ts, tsecr: the
- * segment's timestamp option (rtt_of_ack). false: the conn is gone. */
+ * (nothing is left in flight), report the acked data. ts, tsecr: as for
+ * rtt_of_ack. false: the conn is gone. */
 static HOT_INLINE bool ack_whole_flight(tern_stack *st, struct tern_conn *c,
                                     uint32_t ack, bool ts, uint32_t tsecr)
 {
@@ -846,7 +869,8 @@ static inline bool tcp_new_ack(tern_stack *st, struct tern_conn *c,
                                const tcp_seg *s)
 {
     if (acks_whole_flight(c, s->ack))
-        return ack_whole_flight(st, c, s->ack, (s->o.has & OPT_TS) != 0,
+        return ack_whole_flight(st, c, s->ack,
+                                (c->flags & TF_TS) && (s->o.has & OPT_TS),
                                 s->o.tsecr);
     return tcp_new_ack_general(st, c, s);
 }
@@ -882,12 +906,33 @@ static inline void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
     s->o.tsval = rd32(opt + 4);
     s->o.tsecr = rd32(opt + 8);
 }
-/* The usual segment, as tcp_input_frame takes it: b->data at a
- * TCP_TS_HDR_LEN header, b->len the segment's bytes, from src (not yet
- * tested with ip4_src_ok), checksum and shape checked, ip_in counted.
- * Handled like a parsed one (prediction, or tcp_input_parsed), but the
- * fast path reads the header in place. Consumes b; returns true. */
-bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src);
+/* Whether the received segment in b needs no checksum test (the NIC's, or
+ * fuzzing). */
+static inline bool csum_checked(const tern_stack *st, const tern_buf *b)
+{
+    return (b->flags & TERN_BUF_RX_L4_CSUM_OK) || st->cfg.fuzz_skip_csum;
+}
+/* Whether the checksum of the len-byte segment at h (in b, maybe a chain)
+ * is good, or need not be checked. ps: the pseudo header's sum
+ * (ip4_pseudo_sum32: both sums take it unfolded and fold mod 0xffff). */
+static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
+                           const uint8_t *h, uint32_t len, uint32_t ps)
+{
+    return csum_checked(st, b) ||
+           (b->frag ? csum_chain(b, h, len, ps)
+                    : tern_csum_partial(h, len, ps)) == 0xffff;
+}
+
+/* The usual frame, as tcp_input_frame takes it: b->data at its Ethernet
+ * header, the IPv4 header and the TCP shape checked; a len-byte segment
+ * from src (not yet tested with ip4_src_ok) whose pseudo header sums to
+ * ps. A bad TCP checksum: hands the frame, unchanged, to eth_input (as
+ * tern_input would). Else counts ip_in, moves b->data to the TCP header
+ * (b->len: len) and handles the segment like a parsed one (prediction,
+ * or tcp_input_parsed), the fast path reading the header in place.
+ * Consumes b; returns true. */
+bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
+                   uint32_t ps);
 /* tcp_input_raw's way out: c (NULL: none) and that segment, parsed and
  * handed to the general path (input.c). Returns true. */
 bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
