@@ -99,18 +99,6 @@ static inline tern_buf *tern_pool_alloc(tern_pool *p)
     return s->top ? tern_pool_ready(p, s->free[--s->top]) : NULL;
 }
 
-/* refs = TERN_POOL_FREE_REFS and flags = 0 (a free buffer's flags are
- * unused: tern_pool_ready clears them) as one 32-bit store, where gcc
- * would write the 16-bit constant with two instructions. */
-static inline void tern_pool_mark_free_(tern_buf *b)
-{
-    _Static_assert(offsetof(tern_buf, flags) ==
-                       offsetof(tern_buf, refs) + sizeof(uint16_t),
-                   "flags follows refs");
-    const uint16_t pair[2] = {TERN_POOL_FREE_REFS, 0};
-    memcpy(&b->refs, pair, sizeof pair);
-}
-
 static inline void tern_pool_put(tern_pool *p, tern_buf *b)
 {
     /* One branch for both checks (foreign buffer, refs not 0): this runs
@@ -119,7 +107,7 @@ static inline void tern_pool_put(tern_pool *p, tern_buf *b)
         (((uintptr_t)b - (uintptr_t)p->slots >= p->stack.span) |
          (b->refs != 0)))
         tern_pool_put_panic_(p, b);
-    tern_pool_mark_free_(b);
+    tern_buf_mark_free(b);
     p->stack.free[p->stack.top++] = b;
 }
 
