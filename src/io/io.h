@@ -68,6 +68,12 @@ struct tern_pool {
     size_t map_len;
 };
 
+#if defined(__GNUC__)
+#define TERN_IO_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define TERN_IO_LIKELY(x) (x)
+#endif
+
 /* refs of a buffer sitting in the pool: a release or free of it is caught. */
 #define TERN_POOL_FREE_REFS TERN_BUF_FREE_REFS
 
@@ -114,8 +120,10 @@ static inline void tern_pool_put(tern_pool *p, tern_buf *b)
 static inline void tern_pool_release_one(tern_pool *p, tern_buf *b)
 {
     /* One test for the usual case, another owner left (refs 2 .. 0xFFFE);
-     * the last owner (1) and the misuses (0, FREE_REFS) take the branch. */
-    if ((uint16_t)(b->refs - 2u) < TERN_POOL_FREE_REFS - 2u) {
+     * the last owner (1) and the misuses (0, FREE_REFS) take the branch.
+     * Marked likely: a data frame the link sends is still in the sender's
+     * TCP send queue, and the decrement then falls through (no jump). */
+    if (TERN_IO_LIKELY((uint16_t)(b->refs - 2u) < TERN_POOL_FREE_REFS - 2u)) {
         b->refs--;
         return;
     }
