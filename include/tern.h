@@ -131,16 +131,21 @@ typedef struct tern_buf {
  *   - pops only a top buffer whose refs is TERN_BUF_FREE_REFS and sets it
  *     up as tern_buf_fresh() does; otherwise (empty stack, or a free buffer
  *     that was written to: use after free) it calls alloc, which decides;
- *   - pushes a buffer whose refs fell to 0 only when the LIFO has room and
- *     the buffer lies in [base, base + span), setting refs to
- *     TERN_BUF_FREE_REFS and flags to 0; otherwise it calls free (which
- *     catches a foreign buffer).
- * The embedder's own alloc/free must use the same LIFO the same way.
+ *   - pushes a buffer whose refs fell to 0 when it lies in [base, base +
+ *     span), setting refs to TERN_BUF_FREE_REFS and flags to 0; otherwise
+ *     it calls free (which catches a foreign buffer).
+ * The push does not test for room: free must have an entry for every
+ * buffer in [base, base + span) (cap at least their number). A buffer whose
+ * refs just fell to 0 is not on the LIFO, so such a LIFO always has room
+ * for it. The embedder's own alloc/free must use the same LIFO the same
+ * way. A LIFO over no buffers (span 0) makes the stack call alloc and free
+ * for every buffer.
  */
 typedef struct tern_buf_stack {
     struct tern_buf **free;
     uint32_t top;           /* free buffers on the LIFO */
-    uint32_t cap;           /* entries of free */
+    uint32_t cap;           /* entries of free: at least the buffers in
+                               [base, base + span) */
     const uint8_t *base;    /* the pool's buffers lie in [base, base+span) */
     size_t span;
 } tern_buf_stack;
@@ -186,14 +191,31 @@ static inline tern_buf *tern_buf_stack_pop(tern_buf_stack *s)
     return tern_buf_fresh(b);
 }
 
-/* Push b (refs fell to 0) when the LIFO has room and b lies in its pool;
- * false otherwise (the caller then calls free). */
-static inline bool tern_buf_stack_push(tern_buf_stack *s, tern_buf *b)
+/* refs = TERN_BUF_FREE_REFS and flags = 0 (unused while free) as one 32-bit
+ * store: gcc merges the two 16-bit stores but loads the merged constant
+ * from memory first, one instruction more on every push. */
+static inline void tern_buf_mark_free(tern_buf *b)
 {
-    if (((uintptr_t)b - (uintptr_t)s->base >= s->span) | (s->top >= s->cap))
-        return false;
+#if defined(__GNUC__)
+    _Static_assert(offsetof(tern_buf, flags) ==
+                       offsetof(tern_buf, refs) + sizeof(uint16_t),
+                   "flags follows refs");
+    const uint16_t pair[2] = {TERN_BUF_FREE_REFS, 0};
+    __builtin_memcpy(&b->refs, pair, sizeof pair);
+#else
     b->refs = TERN_BUF_FREE_REFS;
     b->flags = 0;
+#endif
+}
+
+/* Push b (refs fell to 0) when it lies in the LIFO's pool; false otherwise
+ * (the caller then calls free). No room test: the LIFO holds every buffer
+ * of its pool (see tern_buf_stack). */
+static inline bool tern_buf_stack_push(tern_buf_stack *s, tern_buf *b)
+{
+    if ((uintptr_t)b - (uintptr_t)s->base >= s->span)
+        return false;
+    tern_buf_mark_free(b);
     s->free[s->top++] = b;
     return true;
 }

@@ -74,14 +74,19 @@ static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
  * rr_overrun(). Out of line: the general case (rr.c). */
 unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now);
 
-/* Inline, the usual case: the bytes are exactly one whole response, and
- * its latency equals the histogram's current run (rr_recv_any otherwise). */
-static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
-                               uint64_t now)
+/* Whether rr_recv's usual case applies: the bytes are exactly one whole
+ * response, and its latency equals the histogram's current run. */
+static inline bool rr_one_response(const rr_thread *t, const rr_conn *c,
+                                   uint64_t len, uint64_t now)
 {
-    if (c->rx + len != t->resp_len || !c->inflight ||
-        now - c->stamp[c->head] != t->h.run_v)
-        return rr_recv_any(t, c, len, now);
+    return c->rx + len == t->resp_len && c->inflight &&
+           now - c->stamp[c->head] == t->h.run_v;
+}
+
+/* rr_recv's usual case (rr_one_response): complete the oldest request,
+ * return whether one new request may go out (and stamp it). */
+static inline unsigned rr_complete_one(rr_thread *t, rr_conn *c, uint64_t now)
+{
     c->rx = 0;
     t->h.run_n++;
     uint32_t head = (c->head + 1) & (RR_MAX_DEPTH - 1);
@@ -98,6 +103,15 @@ static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
     t->issued++;
     t->left--;
     return 1;
+}
+
+/* Inline, the usual case (rr_one_response); rr_recv_any otherwise. */
+static inline unsigned rr_recv(rr_thread *t, rr_conn *c, uint64_t len,
+                               uint64_t now)
+{
+    if (!rr_one_response(t, c, len, now))
+        return rr_recv_any(t, c, len, now);
+    return rr_complete_one(t, c, now);
 }
 
 /* More bytes arrived than requests were outstanding. */

@@ -130,15 +130,39 @@ static inline void trr_connected(tern_stack *st, void *user)
         trr_send(st, cc, k);
 }
 
-static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
+/* trr_recv but for its usual case: the general rr_recv, then the requests
+ * it allows, behind the queued ones, or a check for an overrun. Out of
+ * line (a tail call), so the usual case keeps only cc and len across its
+ * one call. */
+static __attribute__((noinline, unused)) size_t
+trr_recv_any(tern_stack *st, trr_conn *cc, size_t len)
 {
-    trr_conn *cc = user;
     trr_core *sc = cc->sc;
     unsigned k = rr_recv(&sc->rr, &cc->rr, len, sc->core->now);
     if (k)
         trr_send(st, cc, k);
     else if (rr_overrun(&cc->rr, &sc->rr))
         sc->failed = true;
+    return len;
+}
+
+/* Usually one whole response that a new request answers at once, sent
+ * whole by tern_tcp_send (the rest is queued). */
+static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
+{
+    trr_conn *cc = user;
+    trr_core *sc = cc->sc;
+    uint64_t now = sc->core->now;
+    if (!rr_one_response(&sc->rr, &cc->rr, len, now) || cc->pend.len)
+        return trr_recv_any(st, cc, len);
+    if (!rr_complete_one(&sc->rr, &cc->rr, now)) {
+        if (rr_overrun(&cc->rr, &sc->rr))   /* quota reached or stopping */
+            sc->failed = true;
+        return len;
+    }
+    long s = tern_tcp_send(st, cc->c, g_trr.train, g_trr.req_len);
+    if (s != (long)g_trr.req_len)
+        trr_queue(cc, s < 0 ? 0 : (size_t)s, g_trr.req_len);
     return len;
 }
 

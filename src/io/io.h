@@ -68,6 +68,12 @@ struct tern_pool {
     size_t map_len;
 };
 
+#if defined(__GNUC__)
+#define TERN_IO_LIKELY(x) __builtin_expect(!!(x), 1)
+#else
+#define TERN_IO_LIKELY(x) (x)
+#endif
+
 /* refs of a buffer sitting in the pool: a release or free of it is caught. */
 #define TERN_POOL_FREE_REFS TERN_BUF_FREE_REFS
 
@@ -99,18 +105,6 @@ static inline tern_buf *tern_pool_alloc(tern_pool *p)
     return s->top ? tern_pool_ready(p, s->free[--s->top]) : NULL;
 }
 
-/* refs = TERN_POOL_FREE_REFS and flags = 0 (a free buffer's flags are
- * unused: tern_pool_ready clears them) as one 32-bit store, where gcc
- * would write the 16-bit constant with two instructions. */
-static inline void tern_pool_mark_free_(tern_buf *b)
-{
-    _Static_assert(offsetof(tern_buf, flags) ==
-                       offsetof(tern_buf, refs) + sizeof(uint16_t),
-                   "flags follows refs");
-    const uint16_t pair[2] = {TERN_POOL_FREE_REFS, 0};
-    memcpy(&b->refs, pair, sizeof pair);
-}
-
 static inline void tern_pool_put(tern_pool *p, tern_buf *b)
 {
     /* One branch for both checks (foreign buffer, refs not 0): this runs
@@ -119,15 +113,17 @@ static inline void tern_pool_put(tern_pool *p, tern_buf *b)
         (((uintptr_t)b - (uintptr_t)p->slots >= p->stack.span) |
          (b->refs != 0)))
         tern_pool_put_panic_(p, b);
-    tern_pool_mark_free_(b);
+    tern_buf_mark_free(b);
     p->stack.free[p->stack.top++] = b;
 }
 
 static inline void tern_pool_release_one(tern_pool *p, tern_buf *b)
 {
     /* One test for the usual case, another owner left (refs 2 .. 0xFFFE);
-     * the last owner (1) and the misuses (0, FREE_REFS) take the branch. */
-    if ((uint16_t)(b->refs - 2u) < TERN_POOL_FREE_REFS - 2u) {
+     * the last owner (1) and the misuses (0, FREE_REFS) take the branch.
+     * Marked likely: a data frame the link sends is still in the sender's
+     * TCP send queue, and the decrement then falls through (no jump). */
+    if (TERN_IO_LIKELY((uint16_t)(b->refs - 2u) < TERN_POOL_FREE_REFS - 2u)) {
         b->refs--;
         return;
     }

@@ -196,6 +196,46 @@ static void inline_case_matches_general(void **state)
     }
 }
 
+/* rr_one_response: only exactly one whole response, with a request in
+ * flight, whose latency is the histogram's current run; rr_complete_one
+ * then answers it and issues one request while the quota lasts. */
+static void one_response_test_and_commit(void **state)
+{
+    (void)state;
+    rr_conn c;
+    memset(&c, 0, sizeof c);
+    rr_thread_init(&t, 8, 8, 2, 3);
+    assert_false(rr_one_response(&t, &c, 8, 0));   /* nothing in flight */
+    assert_int_equal(rr_start(&t, &c, 10), 2);
+    assert_int_equal(rr_recv_any(&t, &c, 8, 15), 1);  /* run_v = 5 */
+    assert_true(rr_one_response(&t, &c, 8, 15));
+    assert_false(rr_one_response(&t, &c, 8, 16));  /* another latency */
+    assert_false(rr_one_response(&t, &c, 7, 15));  /* part of one */
+    assert_false(rr_one_response(&t, &c, 16, 15)); /* two */
+    c.rx = 3;
+    assert_true(rr_one_response(&t, &c, 5, 15));   /* the rest of one */
+    assert_false(rr_one_response(&t, &c, 8, 15));
+    c.rx = 0;
+    assert_int_equal(rr_complete_one(&t, &c, 15), 0);  /* quota of 3 used */
+    assert_int_equal(c.inflight, 1);
+    assert_int_equal(t.completed, 2);
+    assert_int_equal(t.t_last, 15);
+    rr_thread_init(&t, 8, 8, 2, 0);
+    memset(&c, 0, sizeof c);
+    assert_int_equal(rr_start(&t, &c, 20), 2);
+    assert_int_equal(rr_recv_any(&t, &c, 8, 21), 1);  /* run_v = 1 */
+    assert_true(rr_one_response(&t, &c, 8, 21));
+    assert_int_equal(rr_complete_one(&t, &c, 21), 1);
+    assert_int_equal(c.inflight, 2);
+    assert_int_equal(c.stamp[(c.head + 1) & (RR_MAX_DEPTH - 1)], 21);
+    t.stopping = true;
+    assert_false(rr_one_response(&t, &c, 8, 21));  /* stamped 21: 0 */
+    assert_true(rr_one_response(&t, &c, 8, 22));
+    assert_int_equal(rr_complete_one(&t, &c, 22), 0);
+    assert_int_equal(c.inflight, 1);
+    assert_int_equal(t.completed, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -206,6 +246,7 @@ int main(void)
         cmocka_unit_test(stopping_issues_nothing),
         cmocka_unit_test(stamps_wrap_the_ring),
         cmocka_unit_test(inline_case_matches_general),
+        cmocka_unit_test(one_response_test_and_commit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

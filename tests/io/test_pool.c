@@ -218,9 +218,9 @@ static void stack_inline_matches_ops(void **state)
     tern_pool_destroy(q);
 }
 
-/* The inline push takes only the pool's own buffers, and only while the
- * LIFO has room; the inline pop leaves a free buffer that was written to
- * (refs changed: use after free) for alloc to judge. */
+/* The inline push takes only the pool's own buffers (a LIFO over no
+ * buffers takes none); the inline pop leaves a free buffer that was written
+ * to (refs changed: use after free) for alloc to judge. */
 static void stack_inline_refusals(void **state)
 {
     (void)state;
@@ -232,12 +232,16 @@ static void stack_inline_refusals(void **state)
     assert_false(tern_buf_stack_push(s, foreign));
     assert_int_equal(s->top, 2);
     assert_int_equal(foreign->refs, 0);     /* untouched */
-    /* Full LIFO (a buffer freed twice with its refs reset): refused. */
+    /* The core's LIFO when the embedder gives none: span 0. */
+    tern_buf *spare[1];
+    tern_buf_stack none = {.free = spare, .cap = 0, .base = p->slots};
     tern_buf *b = tern_buf_stack_pop(s);
     b->refs = 0;
+    assert_false(tern_buf_stack_push(&none, b));
+    assert_int_equal(none.top, 0);
+    assert_int_equal(b->refs, 0);
+    assert_null(tern_buf_stack_pop(&none));
     assert_true(tern_buf_stack_push(s, b));
-    b->refs = 0;
-    assert_false(tern_buf_stack_push(s, b));
     assert_int_equal(s->top, 2);
     /* Top buffer written to while free: not popped. */
     b->refs = 1;
@@ -247,6 +251,48 @@ static void stack_inline_refusals(void **state)
     assert_ptr_equal(tern_buf_stack_pop(s), b);
     tern_pool_destroy(p);
     tern_pool_destroy(q);
+}
+
+/* The push has no room test (tern.h): a pool's LIFO has an entry for each
+ * of its buffers, so every buffer taken, then all of them given back in any
+ * order, fit, up to cap == count; the same for a view over the caller's
+ * memory (DPDK). */
+static void stack_holds_every_buffer(void **state)
+{
+    (void)state;
+    enum { N = 5 };
+    tern_pool *p = tern_pool_create(N, 2048);
+    tern_buf_stack *s = &p->stack;
+    assert_int_equal(s->cap, N);
+    assert_int_equal(s->span, (size_t)N * p->slot_size);
+    tern_buf *b[N];
+    for (int i = 0; i < N; i++)
+        assert_non_null(b[i] = tern_buf_stack_pop(s));
+    assert_int_equal(s->top, 0);
+    const int order[N] = {3, 0, 4, 1, 2};
+    for (int k = 0; k < N; k++) {
+        b[order[k]]->refs = 0;
+        assert_true(tern_buf_stack_push(s, b[order[k]]));
+        assert_int_equal(s->top, k + 1);
+    }
+    assert_int_equal(s->top, s->cap);
+    for (int k = N - 1; k >= 0; k--)
+        assert_ptr_equal(tern_buf_stack_pop(s), b[order[k]]);
+
+    tern_pool v;
+    tern_buf *vfree[N];
+    tern_pool_view(&v, p->slots, N, p->slot_size, 2048, vfree);
+    assert_int_equal(v.stack.cap, N);
+    assert_int_equal(v.stack.top, 0);
+    assert_int_equal(v.stack.span, s->span);
+    for (int k = 0; k < N; k++) {
+        b[k]->refs = 0;
+        assert_true(tern_buf_stack_push(&v.stack, b[k]));
+    }
+    assert_int_equal(v.stack.top, v.stack.cap);
+    for (int k = 0; k < N; k++)
+        assert_ptr_equal(vfree[k], b[k]);
+    tern_pool_destroy(p);
 }
 
 static void no_tx(void *ctx, tern_buf **frames, unsigned n)
@@ -459,6 +505,7 @@ int main(void)
         cmocka_unit_test(ready_and_release_one),
         cmocka_unit_test(stack_inline_matches_ops),
         cmocka_unit_test(stack_inline_refusals),
+        cmocka_unit_test(stack_holds_every_buffer),
         cmocka_unit_test(core_alloc_release_with_and_without_lifo),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
