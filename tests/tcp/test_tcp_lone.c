@@ -38,7 +38,9 @@ enum lone_event {
     EV_PEER_DUPACKS,    /* three duplicate ACKs (nothing in flight) */
     EV_PEER_SACK,       /* duplicate ACKs with SACK blocks (nothing in
                          * flight: the scoreboard must stay empty) */
-    EV_MSS_DOWN,        /* what a fragmentation-needed ICMP does */
+    EV_ICMP_MTU,        /* fragmentation needed, quoting the unsent
+                         * segment: RFC 5927 ignores it (nothing in flight),
+                         * so mss cannot fall under the marked buffer */
     EV_CWND_DOWN,
     EV_ARP_STALE,
     EV_ACK_LEAVES,      /* a pure ACK is sent in between */
@@ -78,7 +80,9 @@ static const lone_case cases[] = {
     {EV_PEER_DUPACKS, 64, false, true, true, false},
     {EV_PEER_SACK, 64, false, true, true, false},
     {EV_PEER_SACK, 64, true, true, true, false},
-    {EV_MSS_DOWN, 64, false, false, false, false},
+    {EV_ICMP_MTU, 64, false, true, true, false},
+    {EV_ICMP_MTU, 64, true, true, true, false},
+    {EV_ICMP_MTU, 1448, false, true, true, false},
     {EV_CWND_DOWN, 64, false, false, false, false},
     {EV_ARP_STALE, 64, false, false, false, false},
     {EV_ACK_LEAVES, 64, false, true, false, false},
@@ -187,9 +191,21 @@ static void apply_event(th *t, peer *p, struct tern_conn *c,
         peer_in_burst_sack(p, F_ACK, p->seq, NULL, 0, c->snd_una,
                            c->snd_una + 10);
         break;
-    case EV_MSS_DOWN:
-        c->mss = 40;
+    case EV_ICMP_MTU: {
+        uint8_t q[28] = {0x45};
+        q[9] = 6;                                   /* TCP */
+        th_put32(q + 12, TH_IP);
+        th_put32(q + 16, TH_PEER_IP);
+        q[20] = (uint8_t)(c->lport >> 8);
+        q[21] = (uint8_t)c->lport;
+        q[22] = (uint8_t)(c->rport >> 8);
+        q[23] = (uint8_t)c->rport;
+        th_put32(q + 24, c->snd_una);
+        uint16_t mss = c->mss;
+        tcp_icmp_error(st, 3, 4, 576, q, sizeof q);
+        assert_int_equal(c->mss, mss);
         break;
+    }
     case EV_CWND_DOWN:
         c->cwnd = 10;
         break;

@@ -690,9 +690,11 @@ static inline bool tcp_lone_full(const tern_stack *st,
  * snd_max, only sending moves snd_nxt/snd_max (the RTO timer too, but it
  * sends), and more data either joins the buffer (keeping len <= mss and
  * the sum) or goes into another one, which the tail test here sees. What
- * input, ICMP or the app can still change is tested too: FIN queued,
- * recovery, out-of-order data (TF_OOO), mss, both windows and the
- * template. The state needs no test: conn_set_state ends the mark (it
+ * input or the app can still change is tested too: FIN queued,
+ * recovery, out-of-order data (TF_OOO), both windows and the template.
+ * Not mss: send_one_buf took len <= mss, coalescing keeps it, and ICMP
+ * lowers mss only for an error quoting data in flight (RFC 5927), of
+ * which there is none. The state needs no test: conn_set_state ends the mark (it
  * was set in ESTABLISHED, and every change leaves it). Nor the SACK
  * scoreboard: its ranges lie in (snd_una, snd_max] (sb_update clips,
  * sb_ack drops what an ACK covers), so it is empty when snd_una =
@@ -707,7 +709,7 @@ static inline bool tcp_lone_ready(const tern_stack *st,
         return false;
     const tern_buf *q = c->sq_cur;
     uint32_t len = bq_len(q);
-    return q == c->sq_tail && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
+    return q == c->sq_tail && len <= c->cwnd && len <= c->snd_wnd &&
            c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
