@@ -33,9 +33,14 @@ enum lone_event {
     EV_PEER_ZERO_WND,   /* a pure ACK closing the window */
     EV_PEER_DATA,       /* in-order data from the peer */
     EV_PEER_OOO,        /* out-of-order data from the peer */
+    EV_PEER_OOO_FILL,   /* out-of-order data, then the gap filled */
     EV_PEER_FIN,
     EV_PEER_DUPACKS,    /* three duplicate ACKs (nothing in flight) */
-    EV_MSS_DOWN,        /* what a fragmentation-needed ICMP does */
+    EV_PEER_SACK,       /* duplicate ACKs with SACK blocks (nothing in
+                         * flight: the scoreboard must stay empty) */
+    EV_ICMP_MTU,        /* fragmentation needed, quoting the unsent
+                         * segment: RFC 5927 ignores it (nothing in flight),
+                         * so mss cannot fall under the marked buffer */
     EV_CWND_DOWN,
     EV_ARP_STALE,
     EV_ACK_LEAVES,      /* a pure ACK is sent in between */
@@ -48,51 +53,79 @@ typedef struct lone_case {
     bool no_ts;
     bool want_full;     /* tcp_lone_full holds after the event */
     bool want_mark;     /* and tcp_lone_ready */
+    bool ooo_before;    /* out-of-order data held before the send */
 } lone_case;
 
 static const lone_case cases[] = {
-    {EV_NONE, 64, false, true, true},
-    {EV_NONE, 64, true, true, true},
-    {EV_NONE, 1448, false, true, true},
-    {EV_COALESCE, 64, false, true, true},
-    {EV_COALESCE, 64, true, true, true},
-    {EV_APPEND, 1448, false, false, false},
-    {EV_SEND_BUF, 64, false, false, false},
-    {EV_SHUTDOWN, 64, false, false, false},
-    {EV_CLOSE, 64, false, false, false},
-    {EV_PEER_ACK, 64, false, true, true},
-    {EV_PEER_ZERO_WND, 64, false, false, false},
-    {EV_PEER_DATA, 64, false, true, true},
-    {EV_PEER_DATA, 64, true, true, true},
-    {EV_PEER_OOO, 64, false, false, false},
-    {EV_PEER_FIN, 64, false, false, false},
-    {EV_PEER_DUPACKS, 64, false, true, true},
-    {EV_MSS_DOWN, 64, false, false, false},
-    {EV_CWND_DOWN, 64, false, false, false},
-    {EV_ARP_STALE, 64, false, false, false},
-    {EV_ACK_LEAVES, 64, false, true, false},
+    {EV_NONE, 64, false, true, true, false},
+    {EV_NONE, 64, true, true, true, false},
+    {EV_NONE, 1448, false, true, true, false},
+    {EV_COALESCE, 64, false, true, true, false},
+    {EV_COALESCE, 64, true, true, true, false},
+    {EV_APPEND, 1448, false, false, false, false},
+    {EV_SEND_BUF, 64, false, false, false, false},
+    {EV_SHUTDOWN, 64, false, false, false, false},
+    {EV_CLOSE, 64, false, false, false, false},
+    {EV_PEER_ACK, 64, false, true, true, false},
+    {EV_PEER_ZERO_WND, 64, false, false, false, false},
+    {EV_PEER_DATA, 64, false, true, true, false},
+    {EV_PEER_DATA, 64, true, true, true, false},
+    {EV_PEER_OOO, 64, false, false, false, false},
+    {EV_PEER_OOO, 64, true, false, false, false},
+    {EV_PEER_OOO_FILL, 64, false, true, true, false},
+    {EV_NONE, 64, false, false, false, true},
+    {EV_PEER_DATA, 64, false, false, false, true},
+    {EV_PEER_OOO_FILL, 64, false, false, false, true},
+    {EV_PEER_FIN, 64, false, false, false, false},
+    {EV_PEER_DUPACKS, 64, false, true, true, false},
+    {EV_PEER_SACK, 64, false, true, true, false},
+    {EV_PEER_SACK, 64, true, true, true, false},
+    {EV_ICMP_MTU, 64, false, true, true, false},
+    {EV_ICMP_MTU, 64, true, true, true, false},
+    {EV_ICMP_MTU, 1448, false, true, true, false},
+    {EV_CWND_DOWN, 64, false, false, false, false},
+    {EV_ARP_STALE, 64, false, false, false, false},
+    {EV_ACK_LEAVES, 64, false, true, false, false},
 };
 
 static uint8_t payload[2048];
 
-/* One peer segment into the burst that is open (no end-of-burst work). */
-static void peer_in_burst(peer *p, uint8_t flags, uint32_t seq,
-                          const void *data, size_t len)
+/* One peer segment into the burst that is open (no end-of-burst work),
+ * with one SACK block [sl, sr) when sl != sr. */
+static void peer_in_burst_sack(peer *p, uint8_t flags, uint32_t seq,
+                               const void *data, size_t len, uint32_t sl,
+                               uint32_t sr)
 {
     static const uint8_t nop_nop_ts[4] = {1, 1, 8, 10};
-    uint8_t opt[12], f[2048];
-    memcpy(opt, nop_nop_ts, sizeof nop_nop_ts);
-    th_put32(opt + 4, p->tsval);
-    th_put32(opt + 8, p->tsecr);
+    static const uint8_t nop_nop_sack[4] = {1, 1, 5, 10};
+    uint8_t opt[24], f[2048];
+    size_t on = 0;
+    if (p->ts) {
+        memcpy(opt, nop_nop_ts, sizeof nop_nop_ts);
+        th_put32(opt + 4, p->tsval);
+        th_put32(opt + 8, p->tsecr);
+        on = 12;
+    }
+    if (sl != sr) {
+        memcpy(opt + on, nop_nop_sack, sizeof nop_nop_sack);
+        th_put32(opt + on + 4, sl);
+        th_put32(opt + on + 8, sr);
+        on += 12;
+    }
     size_t n = tp_frame(f, TH_PEER_IP, TH_IP, p->port, p->lport, seq, p->ack,
-                        flags, p->wnd, opt, p->ts ? sizeof opt : 0, data,
-                        len);
+                        flags, p->wnd, opt, on, data, len);
     tern_buf *b = tern_buf_alloc(p->t->st);
     assert_non_null(b);
     memcpy(b->data, f, n);
     b->len = (uint32_t)n;
     if (!tcp_input_frame(p->t->st, b))
         eth_input(p->t->st, b);
+}
+
+static void peer_in_burst(peer *p, uint8_t flags, uint32_t seq,
+                          const void *data, size_t len)
+{
+    peer_in_burst_sack(p, flags, seq, data, len, 0, 0);
 }
 
 static void apply_event(th *t, peer *p, struct tern_conn *c,
@@ -136,6 +169,11 @@ static void apply_event(th *t, peer *p, struct tern_conn *c,
     case EV_PEER_OOO:
         peer_in_burst(p, F_ACK | F_PSH, p->seq + 100, payload, 40);
         break;
+    case EV_PEER_OOO_FILL:
+        peer_in_burst(p, F_ACK | F_PSH, p->seq + 40, payload, 40);
+        peer_in_burst(p, F_ACK | F_PSH, p->seq, payload, 40);
+        p->seq += 80;
+        break;
     case EV_PEER_FIN:
         peer_in_burst(p, F_ACK | F_FIN, p->seq, NULL, 0);
         p->seq += 1;
@@ -144,9 +182,30 @@ static void apply_event(th *t, peer *p, struct tern_conn *c,
         for (int i = 0; i < 3; i++)
             peer_in_burst(p, F_ACK, p->seq, NULL, 0);
         break;
-    case EV_MSS_DOWN:
-        c->mss = 40;
+    case EV_PEER_SACK:
+        /* above what was sent, then below snd_una (a D-SACK) */
+        peer_in_burst_sack(p, F_ACK, p->seq, NULL, 0, c->snd_max + 100,
+                           c->snd_max + 200);
+        peer_in_burst_sack(p, F_ACK, p->seq, NULL, 0, c->snd_una - 30,
+                           c->snd_una - 10);
+        peer_in_burst_sack(p, F_ACK, p->seq, NULL, 0, c->snd_una,
+                           c->snd_una + 10);
         break;
+    case EV_ICMP_MTU: {
+        uint8_t q[28] = {0x45};
+        q[9] = 6;                                   /* TCP */
+        th_put32(q + 12, TH_IP);
+        th_put32(q + 16, TH_PEER_IP);
+        q[20] = (uint8_t)(c->lport >> 8);
+        q[21] = (uint8_t)c->lport;
+        q[22] = (uint8_t)(c->rport >> 8);
+        q[23] = (uint8_t)c->rport;
+        th_put32(q + 24, c->snd_una);
+        uint16_t mss = c->mss;
+        tcp_icmp_error(st, 3, 4, 576, q, sizeof q);
+        assert_int_equal(c->mss, mss);
+        break;
+    }
     case EV_CWND_DOWN:
         c->cwnd = 10;
         break;
@@ -176,8 +235,21 @@ static struct tern_conn *twin(th **tp, peer *p, const lone_case *k)
     th_advance_us(t, 300);
     p->ack += 50;
     peer_send(p, F_ACK, NULL, 0);
+    if (k->ooo_before) {    /* out-of-order data waits for a gap */
+        p->seq += 200;
+        peer_send(p, F_ACK | F_PSH, payload, 30);
+        p->seq -= 230;
+        assert_non_null(c->ooo_head);
+    }
     th_clear(t);
     return c;
+}
+
+/* TF_OOO stands for a non-empty out-of-order queue (tcp_lone_ready and
+ * the prediction test the flag, not the queue). */
+static void ooo_flag_agrees(const struct tern_conn *c)
+{
+    assert_int_equal((c->flags & TF_OOO) != 0, c->ooo_head != NULL);
 }
 
 /* The request inside a burst, the event, the end of the burst. keep:
@@ -188,8 +260,9 @@ static void run_case(th *t, peer *p, struct tern_conn *c, const lone_case *k,
     tern_stack *st = t->st;
     st->tcp->in_input = true;               /* as from a recv callback */
     assert_int_equal(tern_tcp_send(st, c, payload, k->len), k->len);
-    assert_true(tcp_lone_full(st, c));
-    assert_true(tcp_lone_ready(st, c));
+    /* held out-of-order data refuses the case from the start */
+    assert_int_equal(tcp_lone_full(st, c), !k->ooo_before);
+    assert_int_equal(tcp_lone_ready(st, c), !k->ooo_before);
     if (!keep)
         c->flags &= ~(uint32_t)TF_LONE;
     apply_event(t, p, c, k->ev);
@@ -199,8 +272,10 @@ static void run_case(th *t, peer *p, struct tern_conn *c, const lone_case *k,
         assert_int_equal(mark, k->want_mark);
         assert_true(!mark || full);
     }
+    ooo_flag_agrees(c);
     tcp_input_done(st);
     th_poll(t);
+    ooo_flag_agrees(c);
 }
 
 static void conn_norm(const struct tern_conn *c, struct tern_conn *out)
@@ -261,7 +336,7 @@ static void lone_mark_events(void **s)
 static void lone_mark_outside_burst(void **s)
 {
     (void)s;
-    const lone_case k = {EV_NONE, 64, false, true, true};
+    const lone_case k = {EV_NONE, 64, false, true, true, false};
     th *t;
     peer p;
     struct tern_conn *c = twin(&t, &p, &k);
@@ -280,11 +355,29 @@ static void lone_mark_outside_burst(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
+/* TF_OOO follows the out-of-order queue through insert, pop and purge. */
+static void ooo_flag_tracks_queue(void **s)
+{
+    (void)s;
+    const lone_case k = {EV_NONE, 64, false, true, true, true};
+    th *t;
+    peer p;
+    struct tern_conn *c = twin(&t, &p, &k);
+    ooo_flag_agrees(c);
+    assert_true(c->flags & TF_OOO);
+    ooo_purge(t->st, c);
+    assert_null(c->ooo_head);
+    ooo_flag_agrees(c);
+    tern_tcp_abort(t->st, c);
+    assert_int_equal(th_free(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lone_mark_events),
         cmocka_unit_test(lone_mark_outside_burst),
+        cmocka_unit_test(ooo_flag_tracks_queue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

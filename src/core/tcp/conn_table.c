@@ -184,6 +184,7 @@ void conn_set_state(tern_stack *st, struct tern_conn *c, uint8_t state)
         c->flags &= ~(uint32_t)TF_HALF_OPEN;
         TL(st)->half_open--;
     }
+    c->flags &= ~(uint32_t)TF_LONE;  /* the mark holds for ESTABLISHED */
     c->state = state;
 }
 

@@ -380,8 +380,7 @@ static inline bool tcp_predicted(const struct tern_conn *c, seg_ref r)
     if (c->state != TERN_TCP_ESTABLISHED ||
         (ref_flags(r) & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_ACK)) !=
             TCP_ACK ||
-        seq != c->rcv_nxt || (c->flags & TF_RECOVERY) || c->nsb ||
-        c->ooo_head)
+        seq != c->rcv_nxt || (c->flags & (TF_RECOVERY | TF_OOO)) || c->nsb)
         return false;
     if (c->flags & TF_TS) {
         if (ref_opts(r) != OPT_TS || seq_lt(ref_tsval(r), c->ts_recent))

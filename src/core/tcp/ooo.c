@@ -42,6 +42,7 @@ void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
         c->ooo_head = b;
     if (!cur)
         c->ooo_tail = b;
+    c->flags |= TF_OOO;
     c->ooo_n++;
     c->ooo_recent = seq;
     CTR(st, tcp_ooo_segments);
@@ -54,8 +55,10 @@ tern_buf *ooo_pop(tern_stack *st, struct tern_conn *c, uint8_t **data,
     tern_buf *b;
     while ((b = c->ooo_head) && seq_le(bq_seq(b), c->rcv_nxt)) {
         c->ooo_head = bq_next(b);
-        if (!c->ooo_head)
+        if (!c->ooo_head) {
             c->ooo_tail = NULL;
+            c->flags &= ~(uint32_t)TF_OOO;
+        }
         c->ooo_n--;
         bool f = (b->cb[1] & BQ_FIN) != 0;
         uint32_t end = bq_end(b);
@@ -80,5 +83,6 @@ void ooo_purge(tern_stack *st, struct tern_conn *c)
         b = n;
     }
     c->ooo_head = c->ooo_tail = NULL;
+    c->flags &= ~(uint32_t)TF_OOO;
     c->ooo_n = 0;
 }

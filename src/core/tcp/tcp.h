@@ -99,6 +99,8 @@ enum {
     TF_LONE = 1u << 25,       /* send_one_buf queued a lone segment (sq_cur),
                                * nothing sent or appended since: see
                                * tcp_lone_ready */
+    TF_OOO = 1u << 26,        /* ooo_head != NULL (ooo.c keeps it): one mask
+                               * bit for tcp_lone_ready and the prediction */
 };
 
 /* ---- congestion control ---- */
@@ -688,20 +690,26 @@ static inline bool tcp_lone_full(const tern_stack *st,
  * snd_max, only sending moves snd_nxt/snd_max (the RTO timer too, but it
  * sends), and more data either joins the buffer (keeping len <= mss and
  * the sum) or goes into another one, which the tail test here sees. What
- * input, ICMP or the app can still change is tested too: state, FIN
- * queued, recovery, SACK scoreboard, out-of-order data, mss, both windows
- * and the template. tcp_output clears the mark when it takes the general
- * path.
+ * input or the app can still change is tested too: FIN queued,
+ * recovery, out-of-order data (TF_OOO), both windows and the template.
+ * Not mss: send_one_buf took len <= mss, coalescing keeps it, and ICMP
+ * lowers mss only for an error quoting data in flight (RFC 5927), of
+ * which there is none. The state needs no test: conn_set_state ends the mark (it
+ * was set in ESTABLISHED, and every change leaves it). Nor the SACK
+ * scoreboard: its ranges lie in (snd_una, snd_max] (sb_update clips,
+ * sb_ack drops what an ACK covers), so it is empty when snd_una =
+ * snd_max, and stays so while nothing is sent. tcp_output clears the
+ * mark when it takes the general path.
  */
 static inline bool tcp_lone_ready(const tern_stack *st,
                                   const struct tern_conn *c)
 {
-    if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED)) != TF_LONE ||
-        c->state != TERN_TCP_ESTABLISHED || c->nsb || c->ooo_head)
+    if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED | TF_OOO)) !=
+        TF_LONE)
         return false;
     const tern_buf *q = c->sq_cur;
     uint32_t len = bq_len(q);
-    return q == c->sq_tail && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
+    return q == c->sq_tail && len <= c->cwnd && len <= c->snd_wnd &&
            c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
