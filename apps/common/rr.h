@@ -19,7 +19,7 @@
 typedef struct rr_thread {
     uint32_t req_len, resp_len, depth;
     uint64_t quota;          /* requests this thread may issue, 0 = no limit */
-    uint64_t issued, completed;
+    uint64_t completed;      /* (issued = completed + the conns' inflight) */
     uint64_t left;           /* requests the quota still allows (UINT64_MAX
                                 without one) */
     bool stopping;           /* duration over: issue no more */
@@ -55,7 +55,6 @@ static inline unsigned rr_issue(rr_thread *t, rr_conn *c, unsigned want,
     for (uint32_t k = 0; k < n; k++)
         c->stamp[(c->head + c->inflight + k) & (RR_MAX_DEPTH - 1)] = now;
     c->inflight += (uint32_t)n;
-    t->issued += n;
     t->left -= n;
     return (unsigned)n;
 }
@@ -100,7 +99,6 @@ static inline unsigned rr_complete_one(rr_thread *t, rr_conn *c, uint64_t now)
         return 0;
     }
     c->stamp[(head + c->inflight - 1) & (RR_MAX_DEPTH - 1)] = now;
-    t->issued++;
     t->left--;
     return 1;
 }
