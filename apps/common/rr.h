@@ -20,9 +20,10 @@ typedef struct rr_thread {
     uint32_t req_len, resp_len, depth;
     uint64_t quota;          /* requests this thread may issue, 0 = no limit */
     uint64_t completed;      /* (issued = completed + the conns' inflight) */
-    uint64_t left;           /* requests the quota still allows (UINT64_MAX
-                                without one) */
-    bool stopping;           /* duration over: issue no more */
+    uint64_t left;           /* requests that may still go out: the quota's
+                                rest (UINT64_MAX without one), 0 once
+                                stopping */
+    bool stopping;           /* duration over: issue no more (rr_stop) */
     uint64_t t_first;        /* first connection up (ns) */
     uint64_t t_last;         /* last completion (ns) */
     hist h;
@@ -49,14 +50,20 @@ static inline unsigned rr_issue(rr_thread *t, rr_conn *c, unsigned want,
     if (want < n)
         n = want;
     if (t->left < n)
-        n = t->left;
-    if (t->stopping)
-        n = 0;
+        n = t->left;            /* also 0 once stopping */
     for (uint32_t k = 0; k < n; k++)
         c->stamp[(c->head + c->inflight + k) & (RR_MAX_DEPTH - 1)] = now;
     c->inflight += (uint32_t)n;
     t->left -= n;
     return (unsigned)n;
+}
+
+/* The run is over: issue no more. left drops to 0 too, so issuing tests
+ * one limit, not two. */
+static inline void rr_stop(rr_thread *t)
+{
+    t->stopping = true;
+    t->left = 0;
 }
 
 /* A connection came up: requests to send now (fills the pipeline). */
@@ -93,8 +100,8 @@ static inline unsigned rr_complete_one(rr_thread *t, rr_conn *c, uint64_t now)
     t->completed++;
     t->t_last = now;
     /* One request replaces it: the pipeline has room (one just left), so
-     * only the quota and the end of the run can say no. */
-    if (t->stopping || !t->left) {
+     * only the quota and the end of the run (left 0 for both) can say no. */
+    if (!t->left) {
         c->inflight--;
         return 0;
     }

@@ -216,7 +216,7 @@ static inline void trr_iter(rt_core *core)
     if (!sc->deadline && t->t_first && g_trr.duration > 0)
         sc->deadline = t->t_first + (uint64_t)(g_trr.duration * 1e9);
     if (sc->deadline && core->now >= sc->deadline)
-        t->stopping = true;
+        rr_stop(t);
     if (rr_quota_done(t) || sc->failed) {
         rt_core_stop(core);
         return;

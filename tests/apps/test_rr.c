@@ -118,7 +118,7 @@ static void stopping_issues_nothing(void **state)
     memset(&c, 0, sizeof c);
     rr_thread_init(&t, 10, 20, 2, 0);
     assert_int_equal(rr_start(&t, &c, 1), 2);
-    t.stopping = true;
+    rr_stop(&t);
     assert_int_equal(rr_recv(&t, &c, 20, 5), 0);     /* completed, none new */
     assert_int_equal(c.inflight, 1);
     assert_int_equal(t.completed, 1);
@@ -127,6 +127,30 @@ static void stopping_issues_nothing(void **state)
     assert_false(rr_overrun(&c, &t));
     assert_int_equal(rr_recv(&t, &c, 25, 7), 0);     /* nothing was asked */
     assert_true(rr_overrun(&c, &t));
+}
+
+/* rr_stop ends issuing through left alone, with quota left or none, and
+ * leaves the quota unfinished. */
+static void stop_empties_left(void **state)
+{
+    (void)state;
+    for (uint64_t quota = 0; quota <= 100; quota += 100) {
+        rr_conn c;
+        memset(&c, 0, sizeof c);
+        rr_thread_init(&t, 8, 8, 4, quota);
+        assert_int_equal(rr_start(&t, &c, 1), 4);
+        assert_int_equal(rr_recv_any(&t, &c, 8, 3), 1);
+        rr_stop(&t);
+        assert_true(t.stopping);
+        assert_int_equal(t.left, 0);
+        assert_true(rr_one_response(&t, &c, 8, 3));  /* latency 2 again */
+        assert_int_equal(rr_complete_one(&t, &c, 3), 0);
+        assert_int_equal(c.inflight, 3);
+        assert_int_equal(rr_issue(&t, &c, 2, 4), 0);   /* room for one */
+        assert_int_equal(c.inflight, 3);
+        assert_int_equal(t.completed, 2);
+        assert_false(rr_quota_done(&t));
+    }
 }
 
 static void stamps_wrap_the_ring(void **state)
@@ -185,7 +209,7 @@ static void inline_case_matches_general(void **state)
             if (step % 3 == 0)
                 now += 5;             /* a new loop iteration */
             if (step == 10)
-                ta.stopping = tb.stopping = true;
+                rr_stop(&ta), rr_stop(&tb);
             unsigned ka = rr_recv(&ta, &ca, 8, now);
             unsigned kb = rr_recv_any(&tb, &cb, 8, now);
             assert_int_equal(ka, kb);
@@ -227,7 +251,7 @@ static void one_response_test_and_commit(void **state)
     assert_int_equal(rr_complete_one(&t, &c, 21), 1);
     assert_int_equal(c.inflight, 2);
     assert_int_equal(c.stamp[(c.head + 1) & (RR_MAX_DEPTH - 1)], 21);
-    t.stopping = true;
+    rr_stop(&t);
     assert_false(rr_one_response(&t, &c, 8, 21));  /* stamped 21: 0 */
     assert_true(rr_one_response(&t, &c, 8, 22));
     assert_int_equal(rr_complete_one(&t, &c, 22), 0);
@@ -243,6 +267,7 @@ int main(void)
         cmocka_unit_test(empty_hist_reads_zero),
         cmocka_unit_test(issue_keeps_depth_and_quota),
         cmocka_unit_test(stopping_issues_nothing),
+        cmocka_unit_test(stop_empties_left),
         cmocka_unit_test(stamps_wrap_the_ring),
         cmocka_unit_test(inline_case_matches_general),
         cmocka_unit_test(one_response_test_and_commit),
