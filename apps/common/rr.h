@@ -81,11 +81,12 @@ static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
 unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now);
 
 /* Whether rr_recv's usual case applies: the bytes are exactly one whole
- * response, and its latency equals the histogram's current run. */
+ * response, none of it received before (so rx stays 0), and its latency
+ * equals the histogram's current run. */
 static inline bool rr_one_response(const rr_thread *t, const rr_conn *c,
                                    uint64_t len, uint64_t now)
 {
-    return c->rx + len == t->resp_len && c->inflight &&
+    return !c->rx && len == t->resp_len && c->inflight &&
            now - c->stamp[c->head] == t->h.run_v;
 }
 
@@ -93,7 +94,6 @@ static inline bool rr_one_response(const rr_thread *t, const rr_conn *c,
  * return whether one new request may go out (and stamp it). */
 static inline unsigned rr_complete_one(rr_thread *t, rr_conn *c, uint64_t now)
 {
-    c->rx = 0;
     t->h.run_n++;
     uint32_t head = (c->head + 1) & (RR_MAX_DEPTH - 1);
     c->head = head;

@@ -146,6 +146,12 @@ trr_recv_any(tern_stack *st, trr_conn *cc, size_t len)
     return len;
 }
 
+/* What trr_recv needs after its send. */
+typedef struct trr_live {
+    trr_conn *cc;
+    size_t len;
+} trr_live;
+
 /* Usually one whole response that a new request answers at once, sent
  * whole by tern_tcp_send (the rest is queued). */
 static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
@@ -155,15 +161,20 @@ static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
     uint64_t now = sc->core->now;
     if (!rr_one_response(&sc->rr, &cc->rr, len, now) || cc->pend.len)
         return trr_recv_any(st, cc, len);
-    if (!rr_complete_one(&sc->rr, &cc->rr, now)) {
-        if (rr_overrun(&cc->rr, &sc->rr))   /* quota reached or stopping */
-            sc->failed = true;
+    /* Quota reached or stopping: nothing to send. No overrun check: the
+     * response (len == resp_len > 0) answered a request in flight. */
+    if (!rr_complete_one(&sc->rr, &cc->rr, now))
         return len;
-    }
+    /* cc and len are kept in memory (volatile), not in callee-saved
+     * registers: two stores and a load cost less than pushes, moves and
+     * pops, and only a partial send reads cc back. */
+    volatile trr_live r;
+    r.cc = cc;
+    r.len = len;
     long s = tern_tcp_send(st, cc->c, g_trr.train, g_trr.req_len);
     if (s != (long)g_trr.req_len)
-        trr_queue(cc, s < 0 ? 0 : (size_t)s, g_trr.req_len);
-    return len;
+        trr_queue(r.cc, s < 0 ? 0 : (size_t)s, g_trr.req_len);
+    return r.len;
 }
 
 static __attribute__((noinline, cold, unused)) void trr_flush(tern_stack *st,

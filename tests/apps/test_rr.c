@@ -153,6 +153,26 @@ static void stop_empties_left(void **state)
     }
 }
 
+/* trr_recv's usual case skips the overrun check: one whole response that
+ * answers the last request in flight is never an overrun. */
+static void one_response_never_overruns(void **state)
+{
+    (void)state;
+    rr_conn c;
+    memset(&c, 0, sizeof c);
+    rr_thread_init(&t, 8, 8, 1, 1);
+    assert_int_equal(rr_start(&t, &c, 7), 1);
+    assert_true(rr_one_response(&t, &c, 8, 7));     /* latency 0 = run_v */
+    assert_int_equal(rr_complete_one(&t, &c, 7), 0);  /* quota used */
+    assert_int_equal(c.inflight, 0);
+    assert_false(rr_overrun(&c, &t));
+    assert_false(rr_one_response(&t, &c, 8, 7));    /* none in flight */
+    assert_int_equal(rr_recv_any(&t, &c, 1, 8), 0);
+    assert_false(rr_overrun(&c, &t));              /* 1 byte: not yet */
+    assert_int_equal(rr_recv_any(&t, &c, 7, 8), 0);
+    assert_true(rr_overrun(&c, &t));               /* a whole extra one */
+}
+
 static void stamps_wrap_the_ring(void **state)
 {
     (void)state;
@@ -236,7 +256,7 @@ static void one_response_test_and_commit(void **state)
     assert_false(rr_one_response(&t, &c, 7, 15));  /* part of one */
     assert_false(rr_one_response(&t, &c, 16, 15)); /* two */
     c.rx = 3;
-    assert_true(rr_one_response(&t, &c, 5, 15));   /* the rest of one */
+    assert_false(rr_one_response(&t, &c, 5, 15));  /* the rest of one */
     assert_false(rr_one_response(&t, &c, 8, 15));
     c.rx = 0;
     assert_int_equal(rr_complete_one(&t, &c, 15), 0);  /* quota of 3 used */
@@ -268,6 +288,7 @@ int main(void)
         cmocka_unit_test(issue_keeps_depth_and_quota),
         cmocka_unit_test(stopping_issues_nothing),
         cmocka_unit_test(stop_empties_left),
+        cmocka_unit_test(one_response_never_overruns),
         cmocka_unit_test(stamps_wrap_the_ring),
         cmocka_unit_test(inline_case_matches_general),
         cmocka_unit_test(one_response_test_and_commit),
