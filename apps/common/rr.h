@@ -19,7 +19,6 @@
 typedef struct rr_thread {
     uint32_t req_len, resp_len, depth;
     uint64_t quota;          /* requests this thread may issue, 0 = no limit */
-    uint64_t completed;      /* (issued = completed + the conns' inflight) */
     uint64_t left;           /* requests that may still go out: the quota's
                                 rest (UINT64_MAX without one), 0 once
                                 stopping */
@@ -97,7 +96,6 @@ static inline unsigned rr_complete_one(rr_thread *t, rr_conn *c, uint64_t now)
     t->h.run_n++;
     uint32_t head = (c->head + 1) & (RR_MAX_DEPTH - 1);
     c->head = head;
-    t->completed++;
     t->t_last = now;
     /* One request replaces it: the pipeline has room (one just left), so
      * only the quota and the end of the run (left 0 for both) can say no. */
@@ -125,10 +123,18 @@ static inline bool rr_overrun(const rr_conn *c, const rr_thread *t)
     return c->inflight == 0 && c->rx >= t->resp_len;
 }
 
+/* Requests answered: each one's latency went into the histogram (its
+ * pending run included), so no counter of its own per request. Issued =
+ * this + the connections' inflight. */
+static inline uint64_t rr_completed(const rr_thread *t)
+{
+    return t->h.count + t->h.run_n;
+}
+
 /* Every allowed request issued and answered. */
 static inline bool rr_quota_done(const rr_thread *t)
 {
-    return t->quota && t->completed >= t->quota;
+    return t->quota && rr_completed(t) >= t->quota;
 }
 
 /* Sum of several threads' figures (histograms merged). */

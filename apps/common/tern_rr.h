@@ -266,7 +266,7 @@ static inline void trr_total(rr_total *tot, uint64_t *completed, bool *failed)
     *failed = false;
     for (unsigned i = 0; i < g_trr.ncores; i++) {
         rr_total_add(tot, &g_trr.cores[i].rr);
-        *completed += g_trr.cores[i].rr.completed;
+        *completed += rr_completed(&g_trr.cores[i].rr);
         *failed |= g_trr.cores[i].failed;
     }
 }
