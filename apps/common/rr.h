@@ -79,14 +79,29 @@ static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
  * rr_overrun(). Out of line: the general case (rr.c). */
 unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now);
 
-/* Whether rr_recv's usual case applies: the bytes are exactly one whole
- * response, none of it received before (so rx stays 0), and its latency
+/* The bytes are exactly one whole response, none of it received before
+ * (so rx stays 0), and a request is in flight. */
+static inline bool rr_one_whole(const rr_thread *t, const rr_conn *c,
+                                uint64_t len)
+{
+    return !c->rx && len == t->resp_len && c->inflight;
+}
+
+/* Whether rr_recv's usual case applies: one whole response whose latency
  * equals the histogram's current run. */
 static inline bool rr_one_response(const rr_thread *t, const rr_conn *c,
                                    uint64_t len, uint64_t now)
 {
-    return !c->rx && len == t->resp_len && c->inflight &&
-           now - c->stamp[c->head] == t->h.run_v;
+    return rr_one_whole(t, c, len) && now - c->stamp[c->head] == t->h.run_v;
+}
+
+/* One whole response (rr_one_whole) with a new latency: make that latency
+ * the histogram's current run, so rr_one_response holds and
+ * rr_complete_one records it. Once per loop iteration, not per request. */
+static inline void rr_new_latency(rr_thread *t, const rr_conn *c,
+                                  uint64_t now)
+{
+    hist_new_run(&t->h, now - c->stamp[c->head]);
 }
 
 /* rr_recv's usual case (rr_one_response): complete the oldest request,

@@ -130,37 +130,17 @@ static inline void trr_connected(tern_stack *st, void *user)
         trr_send(st, cc, k);
 }
 
-/* trr_recv but for its usual case: the general rr_recv, then the requests
- * it allows, behind the queued ones, or a check for an overrun. Out of
- * line (a tail call), so the usual case keeps only cc and len across its
- * one call. */
-static __attribute__((noinline, unused)) size_t
-trr_recv_any(tern_stack *st, trr_conn *cc, size_t len)
-{
-    trr_core *sc = cc->sc;
-    unsigned k = rr_recv(&sc->rr, &cc->rr, len, sc->core->now);
-    if (k)
-        trr_send(st, cc, k);
-    else if (rr_overrun(&cc->rr, &sc->rr))
-        sc->failed = true;
-    return len;
-}
-
 /* What trr_recv needs after its send. */
 typedef struct trr_live {
     trr_conn *cc;
     size_t len;
 } trr_live;
 
-/* Usually one whole response that a new request answers at once, sent
- * whole by tern_tcp_send (the rest is queued). */
-static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
+/* The usual case's answer (rr_one_response held, nothing queued): complete
+ * the oldest request, send one new request whole (or queue the rest). */
+static inline size_t trr_answer_one(tern_stack *st, trr_conn *cc,
+                                    trr_core *sc, size_t len, uint64_t now)
 {
-    trr_conn *cc = user;
-    trr_core *sc = cc->sc;
-    uint64_t now = sc->core->now;
-    if (!rr_one_response(&sc->rr, &cc->rr, len, now) || cc->pend.len)
-        return trr_recv_any(st, cc, len);
     /* Quota reached or stopping: nothing to send. No overrun check: the
      * response (len == resp_len > 0) answered a request in flight. */
     if (!rr_complete_one(&sc->rr, &cc->rr, now))
@@ -175,6 +155,41 @@ static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
     if (s != (long)g_trr.req_len)
         trr_queue(r.cc, s < 0 ? 0 : (size_t)s, g_trr.req_len);
     return r.len;
+}
+
+/* trr_recv but for its usual case. One whole response with a new latency
+ * (the first of each loop iteration) starts the histogram's new run and
+ * is answered as the usual case; otherwise the general rr_recv, then the
+ * requests it allows, behind the queued ones, or a check for an overrun.
+ * Out of line (a tail call), so the usual case keeps no register across
+ * its one call. */
+static __attribute__((noinline, unused)) size_t
+trr_recv_any(tern_stack *st, trr_conn *cc, size_t len)
+{
+    trr_core *sc = cc->sc;
+    uint64_t now = sc->core->now;
+    if (rr_one_whole(&sc->rr, &cc->rr, len) && !cc->pend.len) {
+        rr_new_latency(&sc->rr, &cc->rr, now);
+        return trr_answer_one(st, cc, sc, len, now);
+    }
+    unsigned k = rr_recv(&sc->rr, &cc->rr, len, now);
+    if (k)
+        trr_send(st, cc, k);
+    else if (rr_overrun(&cc->rr, &sc->rr))
+        sc->failed = true;
+    return len;
+}
+
+/* Usually one whole response that a new request answers at once, sent
+ * whole by tern_tcp_send (the rest is queued). */
+static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
+{
+    trr_conn *cc = user;
+    trr_core *sc = cc->sc;
+    uint64_t now = sc->core->now;
+    if (!rr_one_response(&sc->rr, &cc->rr, len, now) || cc->pend.len)
+        return trr_recv_any(st, cc, len);
+    return trr_answer_one(st, cc, sc, len, now);
 }
 
 static __attribute__((noinline, cold, unused)) void trr_flush(tern_stack *st,

@@ -52,6 +52,28 @@ static void runs_equal_single_adds(void **state)
     assert_memory_equal(ha.b, hb.b, sizeof ha.b);
 }
 
+/* hist_new_run records the pending run and starts an empty one: values
+ * added after it count once each, as plain adds. */
+static void new_run_is_empty(void **state)
+{
+    (void)state;
+    hist_init(&ha);
+    hist_init(&hb);
+    const uint64_t vals[] = {3, 3, 40, 40, 40, 2, 1ull << 33};
+    for (unsigned i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        uint64_t before = hist_count(&ha);
+        hist_new_run(&ha, vals[i]);
+        assert_int_equal(hist_count(&ha), before);   /* nothing added */
+        assert_int_equal(ha.run_v, vals[i]);
+        assert_int_equal(ha.run_n, 0);
+        hist_add(&ha, vals[i]);                      /* one increment */
+        hist_add(&ha, vals[i]);
+        add_plain(&hb, vals[i]);
+        add_plain(&hb, vals[i]);
+        assert_same_figures(&ha, &hb);
+    }
+}
+
 static void merge_takes_the_pending_run(void **state)
 {
     (void)state;
@@ -212,33 +234,80 @@ static void assert_same_state(const rr_thread *a, const rr_conn *ca,
     }
 }
 
+typedef unsigned recv_fn(rr_thread *t, rr_conn *c, uint64_t len,
+                         uint64_t now);
+
+/* Feed ta through recv_a and tb through rr_recv_any alike (8-byte requests
+ * and responses, depths 1 to 3, a quota, the end of the run at step 10)
+ * and check after every step that both hold the same state. `vary`: a new
+ * latency in every loop iteration and now and then half a response. */
+static void run_twins(recv_fn *recv_a, uint64_t quota, bool vary)
+{
+    for (uint32_t depth = 1; depth <= 3; depth++) {
+        rr_conn ca, cb;
+        memset(&ca, 0, sizeof ca);
+        memset(&cb, 0, sizeof cb);
+        rr_thread_init(&ta, 8, 8, depth, quota);
+        rr_thread_init(&tb, 8, 8, depth, quota);
+        assert_int_equal(rr_start(&ta, &ca, 0), depth);
+        assert_int_equal(rr_start(&tb, &cb, 0), depth);
+        uint64_t now = 0;
+        for (unsigned step = 0; step < 14; step++) {
+            if (step % 3 == 0)
+                now += vary ? 5 + step : 5;   /* a new loop iteration */
+            if (step == 10)
+                rr_stop(&ta), rr_stop(&tb);
+            uint64_t len = vary && step % 5 == 4 ? 4 : 8;
+            unsigned ka = recv_a(&ta, &ca, len, now);
+            unsigned kb = rr_recv_any(&tb, &cb, len, now);
+            assert_int_equal(ka, kb);
+            assert_same_state(&ta, &ca, &tb, &cb);
+            assert_same_figures(&ta.h, &tb.h);
+        }
+        assert_true(ta.left == 0 || ta.stopping);
+    }
+}
+
+static unsigned recv_inline(rr_thread *t, rr_conn *c, uint64_t len,
+                            uint64_t now)
+{
+    return rr_recv(t, c, len, now);
+}
+
 /* rr_recv's inline case (one whole response, the run's latency) leaves
  * exactly the state rr_recv_any leaves, through equal latencies, a new
  * latency, the quota running out and the end of the run. */
 static void inline_case_matches_general(void **state)
 {
     (void)state;
-    for (uint32_t depth = 1; depth <= 3; depth++) {
-        rr_conn ca, cb;
-        memset(&ca, 0, sizeof ca);
-        memset(&cb, 0, sizeof cb);
-        rr_thread_init(&ta, 8, 8, depth, 9);
-        rr_thread_init(&tb, 8, 8, depth, 9);
-        assert_int_equal(rr_start(&ta, &ca, 0), depth);
-        assert_int_equal(rr_start(&tb, &cb, 0), depth);
-        uint64_t now = 0;
-        for (unsigned step = 0; step < 14; step++) {
-            if (step % 3 == 0)
-                now += 5;             /* a new loop iteration */
-            if (step == 10)
-                rr_stop(&ta), rr_stop(&tb);
-            unsigned ka = rr_recv(&ta, &ca, 8, now);
-            unsigned kb = rr_recv_any(&tb, &cb, 8, now);
-            assert_int_equal(ka, kb);
-            assert_same_state(&ta, &ca, &tb, &cb);
-        }
-        assert_true(ta.left == 0 || ta.stopping);
-    }
+    run_twins(recv_inline, 9, false);
+}
+
+/* trr_recv_any's order: the usual case, else one whole response with a
+ * new latency (rr_new_latency, then the usual case), else rr_recv_any. */
+static unsigned new_latencies;
+
+static unsigned recv_as_trr(rr_thread *t, rr_conn *c, uint64_t len,
+                            uint64_t now)
+{
+    if (rr_one_response(t, c, len, now))
+        return rr_complete_one(t, c, now);
+    if (!rr_one_whole(t, c, len))
+        return rr_recv_any(t, c, len, now);
+    rr_new_latency(t, c, now);
+    new_latencies++;
+    assert_true(rr_one_response(t, c, len, now));
+    return rr_complete_one(t, c, now);
+}
+
+/* That order leaves exactly rr_recv_any's state and histogram through new
+ * latencies, split responses, the quota and the end of the run. */
+static void new_latency_matches_general(void **state)
+{
+    (void)state;
+    new_latencies = 0;
+    run_twins(recv_as_trr, 11, true);
+    assert_true(new_latencies > 0);
 }
 
 /* rr_one_response: only exactly one whole response, with a request in
@@ -285,11 +354,13 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(runs_equal_single_adds),
+        cmocka_unit_test(new_run_is_empty),
         cmocka_unit_test(merge_takes_the_pending_run),
         cmocka_unit_test(empty_hist_reads_zero),
         cmocka_unit_test(issue_keeps_depth_and_quota),
         cmocka_unit_test(stopping_issues_nothing),
         cmocka_unit_test(stop_empties_left),
+        cmocka_unit_test(new_latency_matches_general),
         cmocka_unit_test(one_response_never_overruns),
         cmocka_unit_test(stamps_wrap_the_ring),
         cmocka_unit_test(inline_case_matches_general),
