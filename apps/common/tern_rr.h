@@ -203,10 +203,12 @@ static __attribute__((noinline, cold, unused)) void trr_flush(tern_stack *st,
     }
 }
 
+/* user is never NULL: a client stack's only connections are trr_start's,
+ * each made with its trr_conn. */
 static inline void trr_acked(tern_stack *st, void *user)
 {
     trr_conn *cc = user;
-    if (cc && cc->pend.len)
+    if (cc->pend.len)
         trr_flush(st, cc);
 }
 
