@@ -9,10 +9,16 @@ void hist_init(hist *h)
     h->min = UINT64_MAX;
 }
 
-void hist_add_run_(hist *h, uint64_t v)
+void hist_new_run(hist *h, uint64_t v)
 {
     hist_add_n(h, h->run_v, h->run_n);
     h->run_v = v;
+    h->run_n = 0;
+}
+
+void hist_add_run_(hist *h, uint64_t v)
+{
+    hist_new_run(h, v);
     h->run_n = 1;
 }
 

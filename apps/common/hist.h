@@ -54,6 +54,9 @@ static inline void hist_add_n(hist *h, uint64_t v, uint64_t n)
 /* Out of line: the common case (the same value again) stays small inline
  * and keeps the caller's registers. */
 void hist_add_run_(hist *h, uint64_t v);
+/* Put the pending run into the buckets and start an empty run of v: the
+ * next value v is then one increment of run_n. */
+void hist_new_run(hist *h, uint64_t v);
 
 static inline void hist_add(hist *h, uint64_t v)
 {

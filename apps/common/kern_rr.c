@@ -204,7 +204,7 @@ static void client_check(kthread *t, uint64_t now)
     if (!t->deadline && t->rr.t_first && cfg->duration > 0)
         t->deadline = t->rr.t_first + (uint64_t)(cfg->duration * 1e9);
     if (t->deadline && now >= t->deadline)
-        t->rr.stopping = true;
+        rr_stop(&t->rr);
     bool idle = true;
     for (unsigned i = 0; i < t->nclients && idle; i++)
         idle = t->clients[i].rr.inflight == 0;

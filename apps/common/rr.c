@@ -30,7 +30,6 @@ unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now)
     c->rx = rx;
     if (!done)
         return 0;
-    t->completed += done;
     t->t_last = now;
     return rr_issue(t, c, done, now);
 }
@@ -43,7 +42,7 @@ void rr_total_init(rr_total *tot)
 
 void rr_total_add(rr_total *tot, const rr_thread *t)
 {
-    tot->completed += t->completed;
+    tot->completed += rr_completed(t);
     if (t->t_first && (!tot->t_first || t->t_first < tot->t_first))
         tot->t_first = t->t_first;
     if (t->t_last > tot->t_last)

@@ -19,10 +19,10 @@
 typedef struct rr_thread {
     uint32_t req_len, resp_len, depth;
     uint64_t quota;          /* requests this thread may issue, 0 = no limit */
-    uint64_t issued, completed;
-    uint64_t left;           /* requests the quota still allows (UINT64_MAX
-                                without one) */
-    bool stopping;           /* duration over: issue no more */
+    uint64_t left;           /* requests that may still go out: the quota's
+                                rest (UINT64_MAX without one), 0 once
+                                stopping */
+    bool stopping;           /* duration over: issue no more (rr_stop) */
     uint64_t t_first;        /* first connection up (ns) */
     uint64_t t_last;         /* last completion (ns) */
     hist h;
@@ -49,15 +49,20 @@ static inline unsigned rr_issue(rr_thread *t, rr_conn *c, unsigned want,
     if (want < n)
         n = want;
     if (t->left < n)
-        n = t->left;
-    if (t->stopping)
-        n = 0;
+        n = t->left;            /* also 0 once stopping */
     for (uint32_t k = 0; k < n; k++)
         c->stamp[(c->head + c->inflight + k) & (RR_MAX_DEPTH - 1)] = now;
     c->inflight += (uint32_t)n;
-    t->issued += n;
     t->left -= n;
     return (unsigned)n;
+}
+
+/* The run is over: issue no more. left drops to 0 too, so issuing tests
+ * one limit, not two. */
+static inline void rr_stop(rr_thread *t)
+{
+    t->stopping = true;
+    t->left = 0;
 }
 
 /* A connection came up: requests to send now (fills the pipeline). */
@@ -74,33 +79,46 @@ static inline unsigned rr_start(rr_thread *t, rr_conn *c, uint64_t now)
  * rr_overrun(). Out of line: the general case (rr.c). */
 unsigned rr_recv_any(rr_thread *t, rr_conn *c, uint64_t len, uint64_t now);
 
-/* Whether rr_recv's usual case applies: the bytes are exactly one whole
- * response, and its latency equals the histogram's current run. */
+/* The bytes are exactly one whole response, none of it received before
+ * (so rx stays 0), and a request is in flight. */
+static inline bool rr_one_whole(const rr_thread *t, const rr_conn *c,
+                                uint64_t len)
+{
+    return !c->rx && len == t->resp_len && c->inflight;
+}
+
+/* Whether rr_recv's usual case applies: one whole response whose latency
+ * equals the histogram's current run. */
 static inline bool rr_one_response(const rr_thread *t, const rr_conn *c,
                                    uint64_t len, uint64_t now)
 {
-    return c->rx + len == t->resp_len && c->inflight &&
-           now - c->stamp[c->head] == t->h.run_v;
+    return rr_one_whole(t, c, len) && now - c->stamp[c->head] == t->h.run_v;
+}
+
+/* One whole response (rr_one_whole) with a new latency: make that latency
+ * the histogram's current run, so rr_one_response holds and
+ * rr_complete_one records it. Once per loop iteration, not per request. */
+static inline void rr_new_latency(rr_thread *t, const rr_conn *c,
+                                  uint64_t now)
+{
+    hist_new_run(&t->h, now - c->stamp[c->head]);
 }
 
 /* rr_recv's usual case (rr_one_response): complete the oldest request,
  * return whether one new request may go out (and stamp it). */
 static inline unsigned rr_complete_one(rr_thread *t, rr_conn *c, uint64_t now)
 {
-    c->rx = 0;
     t->h.run_n++;
     uint32_t head = (c->head + 1) & (RR_MAX_DEPTH - 1);
     c->head = head;
-    t->completed++;
     t->t_last = now;
     /* One request replaces it: the pipeline has room (one just left), so
-     * only the quota and the end of the run can say no. */
-    if (t->stopping || !t->left) {
+     * only the quota and the end of the run (left 0 for both) can say no. */
+    if (!t->left) {
         c->inflight--;
         return 0;
     }
     c->stamp[(head + c->inflight - 1) & (RR_MAX_DEPTH - 1)] = now;
-    t->issued++;
     t->left--;
     return 1;
 }
@@ -120,10 +138,18 @@ static inline bool rr_overrun(const rr_conn *c, const rr_thread *t)
     return c->inflight == 0 && c->rx >= t->resp_len;
 }
 
+/* Requests answered: each one's latency went into the histogram (its
+ * pending run included), so no counter of its own per request. Issued =
+ * this + the connections' inflight. */
+static inline uint64_t rr_completed(const rr_thread *t)
+{
+    return t->h.count + t->h.run_n;
+}
+
 /* Every allowed request issued and answered. */
 static inline bool rr_quota_done(const rr_thread *t)
 {
-    return t->quota && t->completed >= t->quota;
+    return t->quota && rr_completed(t) >= t->quota;
 }
 
 /* Sum of several threads' figures (histograms merged). */

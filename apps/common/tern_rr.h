@@ -130,15 +130,49 @@ static inline void trr_connected(tern_stack *st, void *user)
         trr_send(st, cc, k);
 }
 
-/* trr_recv but for its usual case: the general rr_recv, then the requests
- * it allows, behind the queued ones, or a check for an overrun. Out of
- * line (a tail call), so the usual case keeps only cc and len across its
- * one call. */
+/* What trr_recv needs after its send. */
+typedef struct trr_live {
+    trr_conn *cc;
+    size_t len;
+} trr_live;
+
+/* The usual case's answer (rr_one_response held, nothing queued): complete
+ * the oldest request, send one new request whole (or queue the rest). */
+static inline size_t trr_answer_one(tern_stack *st, trr_conn *cc,
+                                    trr_core *sc, size_t len, uint64_t now)
+{
+    /* Quota reached or stopping: nothing to send. No overrun check: the
+     * response (len == resp_len > 0) answered a request in flight. */
+    if (!rr_complete_one(&sc->rr, &cc->rr, now))
+        return len;
+    /* cc and len are kept in memory (volatile), not in callee-saved
+     * registers: two stores and a load cost less than pushes, moves and
+     * pops, and only a partial send reads cc back. */
+    volatile trr_live r;
+    r.cc = cc;
+    r.len = len;
+    long s = tern_tcp_send(st, cc->c, g_trr.train, g_trr.req_len);
+    if (s != (long)g_trr.req_len)
+        trr_queue(r.cc, s < 0 ? 0 : (size_t)s, g_trr.req_len);
+    return r.len;
+}
+
+/* trr_recv but for its usual case. One whole response with a new latency
+ * (the first of each loop iteration) starts the histogram's new run and
+ * is answered as the usual case; otherwise the general rr_recv, then the
+ * requests it allows, behind the queued ones, or a check for an overrun.
+ * Out of line (a tail call), so the usual case keeps no register across
+ * its one call. */
 static __attribute__((noinline, unused)) size_t
 trr_recv_any(tern_stack *st, trr_conn *cc, size_t len)
 {
     trr_core *sc = cc->sc;
-    unsigned k = rr_recv(&sc->rr, &cc->rr, len, sc->core->now);
+    uint64_t now = sc->core->now;
+    if (rr_one_whole(&sc->rr, &cc->rr, len) && !cc->pend.len) {
+        rr_new_latency(&sc->rr, &cc->rr, now);
+        return trr_answer_one(st, cc, sc, len, now);
+    }
+    unsigned k = rr_recv(&sc->rr, &cc->rr, len, now);
     if (k)
         trr_send(st, cc, k);
     else if (rr_overrun(&cc->rr, &sc->rr))
@@ -155,15 +189,7 @@ static inline size_t trr_recv(tern_stack *st, void *user, size_t len)
     uint64_t now = sc->core->now;
     if (!rr_one_response(&sc->rr, &cc->rr, len, now) || cc->pend.len)
         return trr_recv_any(st, cc, len);
-    if (!rr_complete_one(&sc->rr, &cc->rr, now)) {
-        if (rr_overrun(&cc->rr, &sc->rr))   /* quota reached or stopping */
-            sc->failed = true;
-        return len;
-    }
-    long s = tern_tcp_send(st, cc->c, g_trr.train, g_trr.req_len);
-    if (s != (long)g_trr.req_len)
-        trr_queue(cc, s < 0 ? 0 : (size_t)s, g_trr.req_len);
-    return len;
+    return trr_answer_one(st, cc, sc, len, now);
 }
 
 static __attribute__((noinline, cold, unused)) void trr_flush(tern_stack *st,
@@ -177,10 +203,12 @@ static __attribute__((noinline, cold, unused)) void trr_flush(tern_stack *st,
     }
 }
 
+/* user is never NULL: a client stack's only connections are trr_start's,
+ * each made with its trr_conn. */
 static inline void trr_acked(tern_stack *st, void *user)
 {
     trr_conn *cc = user;
-    if (cc && cc->pend.len)
+    if (cc->pend.len)
         trr_flush(st, cc);
 }
 
@@ -216,7 +244,7 @@ static inline void trr_iter(rt_core *core)
     if (!sc->deadline && t->t_first && g_trr.duration > 0)
         sc->deadline = t->t_first + (uint64_t)(g_trr.duration * 1e9);
     if (sc->deadline && core->now >= sc->deadline)
-        t->stopping = true;
+        rr_stop(t);
     if (rr_quota_done(t) || sc->failed) {
         rt_core_stop(core);
         return;
@@ -255,7 +283,7 @@ static inline void trr_total(rr_total *tot, uint64_t *completed, bool *failed)
     *failed = false;
     for (unsigned i = 0; i < g_trr.ncores; i++) {
         rr_total_add(tot, &g_trr.cores[i].rr);
-        *completed += g_trr.cores[i].rr.completed;
+        *completed += rr_completed(&g_trr.cores[i].rr);
         *failed |= g_trr.cores[i].failed;
     }
 }

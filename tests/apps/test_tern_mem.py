@@ -21,6 +21,15 @@ class TernMem(unittest.TestCase):
                             "4", "--size", "1", "--cores", "0,1", "--json"])
         self.assertEqual(d["requests"], 20001)
 
+    def test_echo_server_backlog(self):
+        # Requests larger than the server's send buffer takes at once: its
+        # echo sends part, keeps the rest (srv_backlog) and holds what
+        # arrives behind it until the ACKs drain it; still exact.
+        d = run_json(self, ["tern-echo", "--driver", "mem", "--requests",
+                            "400", "--size", "65536", "--depth", "16",
+                            "--conns", "2", "--json"])
+        self.assertEqual(d["requests"], 400)
+
     def test_bulk_verified(self):
         d = run_json(self, ["tern-bulk", "--driver", "mem", "--bytes", "256M",
                             "--json"])
