@@ -469,9 +469,14 @@ int main(int argc, char **argv)
     uint32_t tso_lro = TERN_CAP_TSO | TERN_CAP_LRO;
     big_bufs = !strcmp(co.driver, "mem") && bo.mode == MODE_BOTH &&
                (p.mem_caps & tso_lro) == tso_lro && bo.conns <= BIG_BUF_CONNS;
-    if (big_bufs) {     /* send queue, frames on the way, reordering */
+    if (big_bufs) {
+        /* A 256 KiB window can arrive as 181 single-segment frames (a
+         * partial send, retransmissions), each in a 64 KiB buffer: with
+         * fewer buffers, out-of-order ones could hold them all and the
+         * frame that fills the gap would find none (see tern.h,
+         * ooo_max_segs). */
         p.buf_size = BIG_BUF_SIZE;
-        p.pool_size = (unsigned)(256 + bo.conns * 64);
+        p.pool_size = (unsigned)(256 + bo.conns * 192);
     }
     if (!strcmp(co.driver, "mem") && co.link_bps > 0)
         p.faults.rate_bps = (uint64_t)co.link_bps;
