@@ -22,11 +22,7 @@ static uint8_t data[NBUF * 1460];
 
 static struct tern_conn *connected(th **tp, peer *p)
 {
-    th *t = *tp = th_new(NULL);
-    peer_init(p, t);
-    peer_connect(p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
+    struct tern_conn *c = peer_connected(tp, p, true);
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = (uint8_t)(i * 29 + 11);
     return c;

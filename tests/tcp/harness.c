@@ -1,5 +1,6 @@
 /* harness.c - see harness.h. */
 #include "harness.h"
+#include "tcp/tcp.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,18 @@ void peer_send(peer *p, uint8_t flags, const void *data, size_t len)
         ol = 12;
     }
     peer_send_opts(p, flags, opt, ol, data, len);
+}
+
+struct tern_conn *peer_connected(th **tp, peer *p, bool ts)
+{
+    th *t = *tp = th_new(NULL);
+    peer_init(p, t);
+    p->ts = ts;
+    peer_connect(p, 80, 40000);
+    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
+    if (!c)
+        abort();
+    return c;
 }
 
 void peer_connect(peer *p, uint16_t lport, uint16_t port)

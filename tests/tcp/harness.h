@@ -70,6 +70,9 @@ void peer_send_opts(peer *p, uint8_t flags, const uint8_t *opt, size_t olen,
 /* Passive open on the stack: listen on lport, SYN (mss 1460, ws 7, sack,
  * ts), read SYN-ACK, ACK. Leaves captured frames cleared. */
 void peer_connect(peer *p, uint16_t lport, uint16_t port);
+/* A fresh th whose scripted peer (with timestamps or not) connected from
+ * port 40000 to the stack's port 80: the stack's conn, never NULL. */
+struct tern_conn *peer_connected(th **tp, peer *p, bool ts);
 
 /* ---- two stacks over the mem link ---- */
 typedef struct pair {

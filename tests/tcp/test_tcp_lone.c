@@ -222,12 +222,8 @@ static void apply_event(th *t, peer *p, struct tern_conn *c,
 
 static struct tern_conn *twin(th **tp, peer *p, const lone_case *k)
 {
-    th *t = *tp = th_new(NULL);
-    peer_init(p, t);
-    p->ts = !k->no_ts;
-    peer_connect(p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
+    struct tern_conn *c = peer_connected(tp, p, !k->no_ts);
+    th *t = *tp;
     /* one request and its ACK first: the template is built, the queue
      * emptied by the whole-flight ACK, the timer left filed */
     assert_int_equal(tern_tcp_send(t->st, c, payload, 50), 50);

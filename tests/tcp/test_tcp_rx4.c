@@ -39,12 +39,7 @@ static void tuple_keys_agree(void **s)
 /* A fresh test stack with a conn from a scripted peer (40000 to 80). */
 static struct tern_conn *connected(th **tp, peer *p)
 {
-    th *t = *tp = th_new(NULL);
-    peer_init(p, t);
-    peer_connect(p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
-    return c;
+    return peer_connected(tp, p, true);
 }
 
 /* The lookup finds the conn of its tuple and nothing for a tuple that

@@ -442,13 +442,8 @@ static tern_buf *small_alloc(void *ctx)
  * peer (port 40000 to 80); captured frames cleared. */
 static struct tern_conn *connected_conn(th **tp)
 {
-    th *t = *tp = th_new(NULL);
     peer p;
-    peer_init(&p, t);
-    peer_connect(&p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
-    return c;
+    return peer_connected(tp, &p, true);
 }
 
 /* conn_hash: every tuple lands inside the table, the tuples of a typical
@@ -635,13 +630,7 @@ typedef struct lone_case {
 
 static struct tern_conn *lone_twin(th **tp, peer *p, const lone_case *k)
 {
-    th *t = *tp = th_new(NULL);
-    peer_init(p, t);
-    p->ts = !k->no_ts;
-    peer_connect(p, 80, 40000);
-    struct tern_conn *c = conn_lookup(t->st, TH_PEER_IP, 40000, 80);
-    assert_non_null(c);
-    return c;
+    return peer_connected(tp, p, !k->no_ts);
 }
 
 /* The conn with what may differ between twins cleared: buffer and user
