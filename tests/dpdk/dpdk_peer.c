@@ -24,6 +24,12 @@
  *   --done FILE           touch FILE when the client roles are complete
  *                         (with --serve the process then goes on serving
  *                         until SIGTERM; its exit status is the clients')
+ *   --hold                after the client roles, stop polling the port and
+ *                         wait for SIGTERM before closing it. DPDK 22.11's
+ *                         memif PMD unmaps the rings from its interrupt
+ *                         thread when the peer leaves, under a poller that
+ *                         may be inside rx_burst: the side that stays must
+ *                         not be polling then (see docs/dpdk.md).
  *   --quiet
  * Prints one line "result: ..." with the figures, and driver/stack
  * counters. Exit 0 on success, 1 on failure, 77 when DPDK cannot be
@@ -51,7 +57,7 @@
 static struct {
     const char *iface, *eal, *extra, *ready, *go, *done;
     uint32_t ip, peer;
-    bool serve, quiet;
+    bool serve, quiet, hold;
     unsigned ping, udp, udp_sink, tcp, size, seconds, queues;
     uint16_t udp_port, tcp_port;
 } o = {.size = 64, .seconds = 20, .udp_port = 7777, .tcp_port = 7778,
@@ -228,7 +234,8 @@ static void usage(void)
     fprintf(stderr, "usage: dpdk_peer --iface SPEC --ip IP [--peer IP] "
                     "[--serve] [--ping N] [--udp N] [--udp-sink N] [--tcp N] "
                     "[--size B] [--eal ARGS] [--extra OPTS] [--seconds S] "
-                    "[--ready FILE] [--queues N] [--quiet]\n");
+                    "[--ready FILE] [--go FILE] [--done FILE] [--hold] "
+                    "[--queues N] [--udp-port P] [--tcp-port P] [--quiet]\n");
     exit(2);
 }
 
@@ -241,6 +248,7 @@ static void parse(int argc, char **argv)
         {"eal", 1, 0, 'e'},   {"extra", 1, 0, 'x'},  {"seconds", 1, 0, 'S'},
         {"ready", 1, 0, 'r'}, {"quiet", 0, 0, 'q'},  {"queues", 1, 0, 'Q'},
         {"udp-port", 1, 0, 'U'}, {"tcp-port", 1, 0, 'T'}, {"go", 1, 0, 'g'}, {"done", 1, 0, 'd'},
+        {"hold", 0, 0, 'h'},
         {0, 0, 0, 0},
     };
     int c;
@@ -262,6 +270,7 @@ static void parse(int argc, char **argv)
         case 'q': o.quiet = true; break;
         case 'g': o.go = optarg; break;
         case 'd': o.done = optarg; break;
+        case 'h': o.hold = true; break;
         case 'Q': o.queues = (unsigned)atoi(optarg); break;
         case 'U': o.udp_port = (uint16_t)atoi(optarg); break;
         case 'T': o.tcp_port = (uint16_t)atoi(optarg); break;
@@ -406,10 +415,18 @@ int main(int argc, char **argv)
         if (done && !t_done) {
             t_done = now;
             rc = (udp_bad || tc_bad) ? 1 : 0;
+            tern_flush(st); /* all sent before anyone is told */
             if (o.done) {
                 FILE *f = fopen(o.done, "w");
                 if (f)
                     fclose(f);
+            }
+            if (o.hold) {
+                /* the port stays open, unpolled, until a signal */
+                const struct timespec tick = {0, 10 * 1000 * 1000};
+                while (!stop)
+                    nanosleep(&tick, NULL);
+                break;
             }
             /* linger so the peer's last replies / FIN-ACKs get answered */
             if (!o.serve)
