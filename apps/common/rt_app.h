@@ -55,6 +55,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
                            TERN_CAP_TX_L4_CSUM;
         if (strstr(co->offload, "lro"))
             p->mem_caps |= TERN_CAP_LRO | TERN_CAP_SG;
+        p->mem_copy = strstr(co->offload, "copy") != NULL;
     }
 }
 
@@ -76,6 +77,7 @@ static inline void rt_report_link(report *rp, rt *r)
     rep_u64(rp, "drops", drops);
     if (!strcmp(rt_params_of(r)->driver, "mem")) {
         uint64_t lost = 0, dup = 0, reord = 0, corr = 0;
+        uint64_t tso = 0, lro = 0, by_ref = 0;
         for (unsigned i = 0; i < rt_ncores(r); i++) {
             tern_memlink *ml = rt_core_at(r, i)->ml;
             for (int end = 0; ml && end < 2; end++) {
@@ -84,12 +86,18 @@ static inline void rt_report_link(report *rp, rt *r)
                 dup += s->duplicated;
                 reord += s->reordered;
                 corr += s->corrupted;
+                tso += s->tso_frames;
+                lro += s->lro_frames;
+                by_ref += s->by_ref_frames;
             }
         }
         rep_u64(rp, "lost", lost);
         rep_u64(rp, "duplicated", dup);
         rep_u64(rp, "reordered", reord);
         rep_u64(rp, "corrupted", corr);
+        rep_u64(rp, "tso_frames", tso);
+        rep_u64(rp, "lro_frames", lro);
+        rep_u64(rp, "lro_by_ref", by_ref);  /* payload not copied */
     }
     rep_obj_end(rp);
 }

@@ -50,6 +50,10 @@ typedef struct ml_dir {
     uint64_t held_deadline;
     tern_pcap *pcap;
     bool own_pcap;
+    /* by_ref: receive descriptors that view the sender's buffers */
+    tern_buf *views;           /* nviews descriptors, no memory of their own */
+    tern_buf **view_free;      /* LIFO of the unused ones */
+    uint32_t nviews, view_top;
     tern_memlink_stats st;
 } ml_dir;
 
@@ -60,6 +64,7 @@ struct tern_memlink {
     uint64_t now;
     bool verify;
     bool partial_csum;
+    bool by_ref;
 };
 
 /* ---- PRNG: splitmix64 seeding, xorshift64* stream ---- */
@@ -101,7 +106,7 @@ static uint64_t threshold(double p)
  * redone whenever what it depends on changes. */
 static void set_plain(ml_dir *d)
 {
-    d->plain = !d->faulty && !d->timed && !d->pcap &&
+    d->plain = !d->faulty && !d->timed && !d->pcap && !d->link->by_ref &&
                !(d->dst_caps & (TERN_CAP_RX_IP_CSUM | TERN_CAP_RX_L4_CSUM));
 }
 
@@ -170,13 +175,30 @@ tern_memlink *tern_memlink_create(const tern_memlink_config *cfg, char *err,
     uint64_t seed = cfg->seed;
     l->verify = cfg->verify_csum;
     l->partial_csum = cfg->partial_csum;
+    l->by_ref = cfg->by_ref;
     for (int e = 0; e < 2; e++) {
         l->caps[e] = cfg->caps[e];
         l->dir[e].link = l;
         l->pool[e] = tern_pool_create(pool_size, buf_size);
         l->dir[e].ring = calloc(ring, sizeof(tern_buf *));
         l->dir[e].due = calloc(ring, sizeof(uint64_t));
-        if (!l->pool[e] || !l->dir[e].ring || !l->dir[e].due) {
+        if (l->by_ref) {
+            /* a view per receiver buffer and as many again: a frame's
+             * payload may span two sender buffers */
+            uint32_t n = 2 * pool_size;
+            ml_dir *d = &l->dir[e];
+            d->views = calloc(n, sizeof(tern_buf));
+            d->view_free = calloc(n, sizeof(tern_buf *));
+            if (d->views && d->view_free) {
+                for (uint32_t i = 0; i < n; i++) {
+                    d->views[i].refs = TERN_BUF_FREE_REFS;
+                    d->view_free[n - 1 - i] = &d->views[i];
+                }
+                d->nviews = d->view_top = n;
+            }
+        }
+        if (!l->pool[e] || !l->dir[e].ring || !l->dir[e].due ||
+            (l->by_ref && !l->dir[e].nviews)) {
             fail(err, errlen, "out of memory for pools or rings");
             tern_memlink_destroy(l);
             return NULL;
@@ -210,18 +232,118 @@ void tern_memlink_destroy(tern_memlink *l)
             tern_pcap_close(d->pcap);
         free(d->ring);
         free(d->due);
+        free(d->views);
+        free(d->view_free);
         tern_pool_destroy(l->pool[e]);  /* frames in flight go with it */
     }
     free(l);
 }
 
+/* ---- views (by_ref): a receive descriptor over a sender's buffer ---- */
+
+static inline bool is_view(const ml_dir *d, const tern_buf *b)
+{
+    return (uintptr_t)b - (uintptr_t)d->views <
+           (uintptr_t)d->nviews * sizeof(tern_buf);
+}
+
+/* A view whose last owner left: drop its hold on the sender's buffer. */
+static void view_put(ml_dir *d, tern_buf *v)
+{
+    tern_pool_release_one(d->src, (tern_buf *)v->user);
+    v->refs = TERN_BUF_FREE_REFS;
+    v->user = NULL;
+    d->view_free[d->view_top++] = v;
+}
+
+/* Drop one reference of each piece of frame b: views of `views` (a
+ * direction), or buffers of pool `own`. */
+static void release_mixed(ml_dir *views, tern_pool *own, tern_buf *b)
+{
+    while (b) {
+        tern_buf *next = b->frag;
+        if (!is_view(views, b))
+            tern_pool_release_one(own, b);
+        else if (--b->refs == 0)
+            view_put(views, b);
+        b = next;
+    }
+}
+
+/* Release a frame towards d's receiver that may hold views. */
+static void ml_release(ml_dir *d, tern_buf *b) { release_mixed(d, d->dst, b); }
+
+/* Drop the link's reference on a frame sent through d: its pieces are the
+ * sender's buffers, or views it received from the other direction (an
+ * application may send what it got). */
+static void src_release(tern_memlink *l, ml_dir *d, tern_buf *f)
+{
+    if (l->by_ref)
+        release_mixed(&l->dir[d == &l->dir[0]], d->src, f);
+    else
+        tern_pool_release(d->src, f);
+}
+
+/* Views of len bytes at offset off of chain f, each holding a reference on
+ * the sender's buffer it shows; NULL when views run out or a piece is not
+ * the sender's own (then the frame is copied). */
+static tern_buf *view_chain(ml_dir *d, const tern_buf *f, uint32_t off,
+                            uint32_t len)
+{
+    tern_buf *first = NULL, **link = &first;
+    for (tern_buf *s = (tern_buf *)f; s && len; s = s->frag) {
+        if (off >= s->len) {
+            off -= s->len;
+            continue;
+        }
+        if (!d->view_top || !tern_pool_owns(d->src, s)) {
+            ml_release(d, first);
+            return NULL;
+        }
+        uint32_t n = s->len - off < len ? s->len - off : len;
+        tern_buf *v = d->view_free[--d->view_top];
+        /* no headroom: headers written before data would land in the
+         * sender's bytes */
+        *v = (tern_buf){.data = s->data + off, .len = n, .size = n,
+                        .head = s->data + off, .refs = 1, .user = s};
+        tern_buf_ref(s);
+        *link = v;
+        link = &v->frag;
+        off = 0;
+        len -= n;
+    }
+    return first;
+}
+
+/* Buffer ops of the end that d delivers to. */
+static tern_buf *view_ops_alloc(void *ctx)
+{
+    return tern_pool_alloc(((ml_dir *)ctx)->dst);
+}
+
+static void view_ops_free(void *ctx, tern_buf *b)
+{
+    ml_dir *d = ctx;
+    if (is_view(d, b))
+        view_put(d, b);
+    else
+        tern_pool_put(d->dst, b);
+}
+
+tern_buf_ops tern_memlink_buf_ops(tern_memlink *l, int end)
+{
+    if (!l->by_ref)
+        return tern_pool_ops(l->pool[end & 1]);
+    tern_buf_ops o = tern_pool_ops(l->pool[end & 1]);
+    o.alloc = view_ops_alloc;
+    o.free = view_ops_free;
+    o.ctx = &l->dir[!(end & 1)];
+    return o;
+}
+
 /* ---- accessors ---- */
 
 tern_pool *tern_memlink_pool(tern_memlink *l, int end) { return l->pool[end & 1]; }
-tern_buf_ops tern_memlink_buf_ops(tern_memlink *l, int end)
-{
-    return tern_pool_ops(l->pool[end & 1]);
-}
 uint32_t tern_memlink_caps(const tern_memlink *l, int end) { return l->caps[end & 1]; }
 void *tern_memlink_tx_ctx(tern_memlink *l, int end) { return &l->dir[end & 1]; }
 const tern_memlink_stats *tern_memlink_get_stats(const tern_memlink *l, int from_end)
@@ -340,7 +462,7 @@ static void push(tern_memlink *l, ml_dir *d, tern_buf *b)
 {
     if (d->tail - d->head >= d->limit) {
         d->st.queue_drops++;
-        tern_pool_release(d->dst, b);
+        ml_release(d, b);
         return;
     }
     uint64_t due = 0;  /* untimed: deliverable whatever `now` rx gets */
@@ -455,7 +577,7 @@ static void wire_out(tern_memlink *l, ml_dir *d, tern_buf *b, bool suspect)
         release_held(l, d);
     if (chance(d, d->thr_loss)) {
         d->st.lost++;
-        tern_pool_release(d->dst, b);
+        ml_release(d, b);
         return;
     }
     tern_buf *twin = NULL;
@@ -488,6 +610,22 @@ static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
     d->st.tso_frames++;
     bool l4_sum = l4_sum_needed(l, d);
     uint32_t total = t.hdr + t.payload;
+    if ((d->dst_caps & TERN_CAP_LRO) && total - t.l2 <= 0xffff &&
+        l->by_ref && (d->dst_caps & TERN_CAP_SG) && !d->faulty && !d->pcap) {
+        tern_buf *v = view_chain(d, f, t.hdr, t.payload);
+        tern_buf *b = v ? rx_frame(d, t.hdr) : NULL;
+        if (b) {
+            b->frag = v;
+            ml_tso_headers(b, &t, 0, 0, t.payload, l4_sum);
+            b->flags = TERN_BUF_RX_LRO;
+            b->tso_mss = f->tso_mss;
+            d->st.lro_frames++;
+            d->st.by_ref_frames++;
+            wire_out(l, d, b, false);
+            return true;
+        }
+        ml_release(d, v);  /* no header buffer: copy (or drop) below */
+    }
     if ((d->dst_caps & TERN_CAP_LRO) && total - t.l2 <= 0xffff &&
         (total <= d->capacity || (d->dst_caps & TERN_CAP_SG))) {
         tern_buf *b = rx_frame(d, total);
@@ -652,7 +790,7 @@ static void tx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
             d->st.sent_bytes += ml_frame_len(f);
             tx_slow(l, d, f);
         }
-        tern_pool_release(d->src, f);
+        src_release(l, d, f);
     }
 }
 

@@ -6,7 +6,9 @@
  * buffer (as with two NICs on a wire). tern_memlink_tx() copies every frame
  * into the other end's pool and releases the sender's frame back to the
  * sending end's pool, so frames given to it must come from
- * tern_memlink_buf_ops(link, end).
+ * tern_memlink_buf_ops(link, end). The one exception is by_ref (below):
+ * TSO frames reach an LRO receiver as views of the sender's buffers, as
+ * veth hands a GSO packet over without copying it.
  *
  * Single thread: both ends are driven from one thread (the tx of one end
  * allocates from the other end's pool).
@@ -65,6 +67,14 @@ typedef struct tern_memlink_config {
                             RX_L4_CSUM receiver with its checksum left
                             partial (not summed) and flagged good, unless a
                             capture, corruption or verify_csum reads it */
+    bool by_ref;         /* as Linux veth: a TSO frame that reaches an LRO+SG
+                            receiver unfaulted and uncaptured is passed by
+                            reference, its payload not copied. The receiver
+                            gets a header buffer of its own and descriptors
+                            that view the sender's buffers (which stay held
+                            until it frees them), so its frames must be freed
+                            through tern_memlink_buf_ops, never with
+                            tern_pool_release. */
 } tern_memlink_config;
 
 /* Counters of one direction (frames sent by one end). */
@@ -79,6 +89,7 @@ typedef struct tern_memlink_stats {
     uint64_t pool_drops;     /* receiving end's pool empty */
     uint64_t oversize_drops; /* frame larger than a buffer, receiver no SG */
     uint64_t tso_frames, tso_segments, lro_frames;
+    uint64_t by_ref_frames;  /* LRO frames whose payload was not copied */
     uint64_t csum_filled;    /* TX IP/L4 checksums completed */
     uint64_t offload_errors; /* offload flag without the cap, or bad headers */
 } tern_memlink_stats;

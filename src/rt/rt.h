@@ -128,6 +128,9 @@ typedef struct rt_params {
     uint32_t mem_caps;     /* enum tern_cap emulated on both ends */
     unsigned pool_size;    /* buffers per pool, 0 = default */
     unsigned buf_size;     /* mem: bytes per buffer incl. headroom, 0 = default */
+    bool mem_copy;         /* mem: copy TSO frames into LRO receivers too
+                              (by default they pass by reference, as veth
+                              does: tern_memlink_config.by_ref) */
     uint32_t max_conns;    /* stack's tern_config.max_conns hint, 0 = default */
     uint32_t time_wait_ms; /* stack's tern_config.time_wait_ms, 0 = default */
     void *app;             /* rt_app(rt) */

@@ -61,6 +61,21 @@ class TernMem(unittest.TestCase):
                      timeout=300)
         self.assertIs(d["verified"], True)
 
+    def test_bulk_offloads_by_reference(self):
+        # A clean link passes TSO frames to the LRO receiver by reference
+        # (as veth); ",copy" makes it copy them. Same bytes either way.
+        for extra, by_ref in (("", True), (",copy", False)):
+            d = run_json(self, ["tern-bulk", "--bytes", "64M",
+                                "--offload", "csum,tso,lro" + extra, "--json"],
+                         timeout=300)
+            self.assertIs(d["verified"], True)
+            link = d["link"]
+            self.assertGreater(link["lro_frames"], 0)
+            if by_ref:
+                self.assertEqual(link["lro_by_ref"], link["lro_frames"])
+            else:
+                self.assertEqual(link["lro_by_ref"], 0)
+
     def test_httpd_builtin_client(self):
         d = run_json(self, ["tern-httpd", "--requests", "20000", "--depth",
                             "4", "--json"])

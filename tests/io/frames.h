@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io.h"
@@ -138,10 +139,34 @@ static inline tern_buf *f_buf(tern_pool *pool, const void *src, size_t n)
 {
     tern_buf *b = tern_pool_alloc(pool);
     if (b) {
+        /* more would run over the next buffer's descriptor */
+        if (n > b->size - (size_t)(b->data - b->head))
+            abort();
         memcpy(b->data, src, n);
         b->len = (uint32_t)n;
     }
     return b;
+}
+
+/* n bytes as a frame of pool buffers, chained when one is too small. */
+static inline tern_buf *f_chain(tern_pool *pool, const void *src, size_t n)
+{
+    tern_buf *first = NULL, **link = &first;
+    const uint8_t *p = src;
+    do {
+        tern_buf *b = tern_pool_alloc(pool);
+        if (!b)
+            abort();
+        size_t room = b->size - (size_t)(b->data - b->head);
+        size_t k = n < room ? n : room;
+        memcpy(b->data, p, k);
+        b->len = (uint32_t)k;
+        *link = b;
+        link = &b->frag;
+        p += k;
+        n -= k;
+    } while (n);
+    return first;
 }
 
 /* Flatten a frame (chain) into out; returns its length. */

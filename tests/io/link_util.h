@@ -21,10 +21,10 @@ static inline tern_memlink *link_new(const tern_memlink_config *c)
     return l;
 }
 
-/* Send n bytes from `end` as one frame. */
+/* Send n bytes from `end` as one frame (a chain if a buffer is too small). */
 static inline void send_bytes(tern_memlink *l, int end, const void *p, size_t n)
 {
-    tern_buf *b = f_buf(tern_memlink_pool(l, end), p, n);
+    tern_buf *b = f_chain(tern_memlink_pool(l, end), p, n);
     assert_non_null(b);
     tern_memlink_tx(tern_memlink_tx_ctx(l, end), &b, 1);
 }

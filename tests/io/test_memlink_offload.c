@@ -182,15 +182,17 @@ static void corrupted_frames_flagged(void **state)
 }
 
 /* A TSO frame from end 0: TCP with `opt` option bytes and plen payload,
- * built as a chain of two buffers (headers + some payload, the rest). */
+ * built as a chain of three buffers (headers + some payload, then two
+ * pieces of the rest). */
 static void send_tso(tern_memlink *l, size_t plen, uint16_t mss, uint32_t seq,
                      uint8_t flags, size_t opt, uint8_t *frame)
 {
     size_t n = f_tcp(frame, plen, seq, flags, opt, 5, true);
     size_t cut = n / 3;
     tern_pool *p = tern_memlink_pool(l, 0);
-    tern_buf *a = f_buf(p, frame, cut), *b = f_buf(p, frame + cut, n - cut);
+    tern_buf *a = f_buf(p, frame, cut), *b = f_buf(p, frame + cut, cut);
     a->frag = b;
+    b->frag = f_buf(p, frame + 2 * cut, n - 2 * cut);
     a->flags = TERN_BUF_TX_TSO | TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_L4_CSUM;
     a->tso_mss = mss;
     a->l2_len = F_ETH;

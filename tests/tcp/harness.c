@@ -204,6 +204,7 @@ pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
 }
 
 unsigned pair_buf_size;
+bool pair_by_ref;
 
 pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
                     const uint32_t caps[2], bool no_poll, pair_tweak tw,
@@ -222,6 +223,7 @@ pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
     }
     lc.caps[0] = caps[0];
     lc.caps[1] = caps[1];
+    lc.by_ref = pair_by_ref;
     char err[128];
     p->link = tern_memlink_create(&lc, err, sizeof err);
     if (!p->link)

@@ -94,6 +94,8 @@ void pair_free(pair *p);
 /* Bytes per link buffer (headroom included) of the pairs made next;
  * 0: the link's default. */
 extern unsigned pair_buf_size;
+/* tern_memlink_config.by_ref of the pairs made next. */
+extern bool pair_by_ref;
 /* One round: rx+input on both ends, poll both; when nothing is due, jump
  * the clock to the next deadline. Returns false if nothing at all is
  * pending (no frames, no timers). */

@@ -406,6 +406,51 @@ static void lro_faults(void **s)
     do_run(&f, 12, caps, true, 256u << 10, false, NULL);
 }
 
+/* A link that passes TSO frames to the LRO receiver by reference (as
+ * veth): the receiver reads the sender's buffers in place, every byte in
+ * order, and once both conns are gone every buffer of both pools is home
+ * again (the views let go of the sender's). Request/response too, where
+ * the server sends from its receive callback while it holds views. */
+static void lro_by_reference(void **s)
+{
+    (void)s;
+    const uint32_t caps[2] = {
+        TSO_CAPS | TERN_CAP_LRO | TERN_CAP_RX_L4_CSUM | TERN_CAP_RX_IP_CSUM,
+        TSO_CAPS | TERN_CAP_LRO | TERN_CAP_RX_L4_CSUM | TERN_CAP_RX_IP_CSUM};
+    for (int echo = 0; echo < 2; echo++) {
+        for (int big = 0; big < 2; big++) {
+            run r;
+            memset(&r, 0, sizeof r);
+            r.echo = echo;
+            r.total = echo ? 256u << 10 : 16u << 20;
+            r.req = 1;     /* echo: 1 .. 3000 bytes, some of them TSO frames */
+            pair_by_ref = true;
+            pair_buf_size = big ? TERN_HEADROOM + 65536 : 0;
+            pair *p = pair_new_caps(NULL, 13, caps, false, tweak, &CB, &r, &r);
+            pair_by_ref = false;
+            pair_buf_size = 0;
+            r.p = p;
+            assert_int_equal(tern_tcp_listen(p->st[1], 5001, &r), 0);
+            assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &r, NULL));
+            tern_flush(p->st[0]);
+            assert_true(pair_run(p, both_closed, &r,
+                                 p->now + 10000 * TERN_NS_PER_SEC));
+            assert_int_equal(r.bad, 0);
+            assert_int_equal(r.rcvd, r.total);
+            if (echo)
+                assert_int_equal(r.back, r.total);
+            const tern_memlink_stats *ls = tern_memlink_get_stats(p->link, 0);
+            assert_true(ls->by_ref_frames > 0);
+            assert_int_equal(ls->by_ref_frames, ls->lro_frames);
+            for (int e = 0; e < 2; e++) {
+                tern_pool *pool = tern_memlink_pool(p->link, e);
+                assert_int_equal(tern_pool_available(pool), tern_pool_count(pool));
+            }
+            pair_free(p);
+        }
+    }
+}
+
 /* tern_tcp_connect right after init, before any input/poll: the first
  * poll brings a clock far from 0, which must not make the SYN's RTO or the
  * ARP retry look long overdue. */
@@ -435,6 +480,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(predict_echo),
+        cmocka_unit_test(lro_by_reference),
         cmocka_unit_test(predict_bulk),
         cmocka_unit_test(predict_faults),
         cmocka_unit_test(tso_split),
