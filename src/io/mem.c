@@ -175,7 +175,14 @@ tern_memlink *tern_memlink_create(const tern_memlink_config *cfg, char *err,
     uint64_t seed = cfg->seed;
     l->verify = cfg->verify_csum;
     l->partial_csum = cfg->partial_csum;
-    l->by_ref = cfg->by_ref;
+    /* by_ref only where a TSO frame can meet an LRO+SG receiver: other
+     * links keep tx_plain (see set_plain) */
+    const uint32_t lro_sg = TERN_CAP_LRO | TERN_CAP_SG;
+    l->by_ref = cfg->by_ref &&
+                (((cfg->caps[0] & TERN_CAP_TSO) &&
+                  (cfg->caps[1] & lro_sg) == lro_sg) ||
+                 ((cfg->caps[1] & TERN_CAP_TSO) &&
+                  (cfg->caps[0] & lro_sg) == lro_sg));
     for (int e = 0; e < 2; e++) {
         l->caps[e] = cfg->caps[e];
         l->dir[e].link = l;

@@ -74,7 +74,8 @@ typedef struct tern_memlink_config {
                             that view the sender's buffers (which stay held
                             until it frees them), so its frames must be freed
                             through tern_memlink_buf_ops, never with
-                            tern_pool_release. */
+                            tern_pool_release. Ignored unless one end has
+                            TSO and the other LRO and SG. */
 } tern_memlink_config;
 
 /* Counters of one direction (frames sent by one end). */

@@ -198,6 +198,35 @@ static void dropped_frames_free_views(void **state)
     tern_memlink_destroy(l);
 }
 
+/* by_ref asked on a link where no TSO frame can meet an LRO+SG receiver
+ * changes nothing: plain pool ops, so small frames keep the link's fast
+ * path (tern-echo's link copy is part of its instruction count). */
+static void by_ref_needs_tso_and_lro(void **state)
+{
+    (void)state;
+    const uint32_t caps[4][2] = {
+        {0, 0},
+        {CSUM_CAPS, CSUM_CAPS},
+        {TERN_CAP_TSO | TERN_CAP_SG, TERN_CAP_LRO},       /* no SG */
+        {TERN_CAP_LRO | TERN_CAP_SG, TERN_CAP_LRO | TERN_CAP_SG}, /* no TSO */
+    };
+    for (int k = 0; k < 5; k++) {
+        tern_memlink_config c;
+        tern_memlink_config_defaults(&c);
+        c.pool_size = 8;
+        c.by_ref = true;
+        c.caps[0] = k < 4 ? caps[k][0] : TERN_CAP_TSO;
+        c.caps[1] = k < 4 ? caps[k][1] : TERN_CAP_LRO | TERN_CAP_SG;
+        tern_memlink *l = link_new(&c);
+        for (int e = 0; e < 2; e++) {
+            tern_buf_ops o = tern_memlink_buf_ops(l, e);
+            bool plain = o.ctx == (void *)tern_memlink_pool(l, e);
+            assert_int_equal(plain, k < 4);  /* the last one qualifies */
+        }
+        tern_memlink_destroy(l);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +234,7 @@ int main(void)
         cmocka_unit_test(copied_when_it_must),
         cmocka_unit_test(views_sent_back),
         cmocka_unit_test(dropped_frames_free_views),
+        cmocka_unit_test(by_ref_needs_tso_and_lro),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
