@@ -346,11 +346,17 @@ typedef struct tern_config {
     uint32_t snd_buf;         /* send queue bytes per conn, default 256 KiB */
     uint32_t ooo_max_segs;    /* out-of-order segments kept per conn, default
                                  rcv_buf / 1024 (at least 64). Each holds
-                                 its receive buffer: keep conns x this
-                                 well below the pool's buffers, or held
-                                 out-of-order data can take every buffer
-                                 and the segment that fills the gap finds
-                                 none (the conn then times out) */
+                                 its receive buffer */
+    uint32_t ooo_max_bufs;    /* out-of-order segments kept by all conns
+                                 together; more are dropped (counted in
+                                 tcp_drop_ooo_full) and sent again by the
+                                 peer. Default: half of buf_ops.stack's cap
+                                 (the pool's buffers) when there is one, so
+                                 held out-of-order data never takes the
+                                 buffer the segment filling the gap needs;
+                                 else no limit: then keep conns x
+                                 ooo_max_segs well below the pool, or such a
+                                 conn stalls and times out */
     uint32_t time_wait_ms;    /* TIME_WAIT duration, default 2 * 30 s */
     uint32_t rto_min_ms;      /* default 200 */
     uint32_t rto_max_ms;      /* default 60000 */

@@ -471,10 +471,10 @@ int main(int argc, char **argv)
                (p.mem_caps & tso_lro) == tso_lro && bo.conns <= BIG_BUF_CONNS;
     if (big_bufs) {
         /* A 256 KiB window can arrive as 181 single-segment frames (a
-         * partial send, retransmissions), each in a 64 KiB buffer: with
-         * fewer buffers, out-of-order ones could hold them all and the
-         * frame that fills the gap would find none (see tern.h,
-         * ooo_max_segs). */
+         * partial send, retransmissions), each in a 64 KiB buffer. The
+         * stack keeps at most half the pool out of order (tern.h,
+         * ooo_max_bufs) and drops the rest: room for a window of them
+         * per conn spares the peer those resends. */
         p.buf_size = BIG_BUF_SIZE;
         p.pool_size = (unsigned)(256 + bo.conns * 192);
     }

@@ -204,6 +204,7 @@ pair *pair_new(const tern_memlink_faults *f, uint64_t seed, pair_tweak tw,
 }
 
 unsigned pair_buf_size;
+unsigned pair_pool_size;
 bool pair_by_ref;
 
 pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
@@ -221,6 +222,8 @@ pair *pair_new_caps(const tern_memlink_faults *f, uint64_t seed,
         lc.buf_size = pair_buf_size;
         lc.pool_size = 512;
     }
+    if (pair_pool_size)
+        lc.pool_size = pair_pool_size;
     lc.caps[0] = caps[0];
     lc.caps[1] = caps[1];
     lc.by_ref = pair_by_ref;

@@ -94,6 +94,9 @@ void pair_free(pair *p);
 /* Bytes per link buffer (headroom included) of the pairs made next;
  * 0: the link's default. */
 extern unsigned pair_buf_size;
+/* Buffers per link pool of the pairs made next; 0: 8192 (512 with
+ * pair_buf_size). */
+extern unsigned pair_pool_size;
 /* tern_memlink_config.by_ref of the pairs made next. */
 extern bool pair_by_ref;
 /* One round: rx+input on both ends, poll both; when nothing is due, jump

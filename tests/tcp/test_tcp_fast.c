@@ -355,25 +355,36 @@ static size_t big_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
 
 static bool big_done(void *arg) { return ((big_run *)arg)->done; }
 
+/* A pair whose both ends have TSO and LRO and 64 KiB buffers (pool: the
+ * link's default when 0), r's stream connected. */
+static pair *big_pair(const tern_memlink_faults *f, uint64_t seed,
+                      unsigned pool, big_run *r)
+{
+    static const tern_callbacks cb = {.connected = big_connected,
+                                      .acked = big_acked,
+                                      .recv = big_recv};
+    const uint32_t caps[2] = {TSO_CAPS | TERN_CAP_LRO,
+                              TSO_CAPS | TERN_CAP_LRO};
+    pair_buf_size = TERN_HEADROOM + 65536;
+    pair_pool_size = pool;
+    pair *p = pair_new_caps(f, seed, caps, false, NULL, &cb, r, r);
+    pair_buf_size = 0;
+    pair_pool_size = 0;
+    assert_int_equal(tern_tcp_listen(p->st[1], 5001, r), 0);
+    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, r, NULL));
+    tern_flush(p->st[0]);
+    return p;
+}
+
 /* Queue buffers of 40 segments each (two do not fit in one TSO frame):
  * every one leaves as a TSO frame, not segment by segment, and an LRO receiver with buffers as
  * large gets each frame whole, in order and intact. */
 static void tso_large_buffers(void **s)
 {
     (void)s;
-    static const tern_callbacks cb = {.connected = big_connected,
-                                      .acked = big_acked,
-                                      .recv = big_recv};
-    const uint32_t caps[2] = {TSO_CAPS | TERN_CAP_LRO,
-                              TSO_CAPS | TERN_CAP_LRO};
     /* 40 segments of the MSS of a 1500-byte MTU with timestamps */
     big_run r = {.total = 40u * 1448 * 290, .chunk = 40u * 1448};
-    pair_buf_size = TERN_HEADROOM + 65536;
-    pair *p = pair_new_caps(NULL, 12, caps, false, NULL, &cb, &r, &r);
-    pair_buf_size = 0;
-    assert_int_equal(tern_tcp_listen(p->st[1], 5001, &r), 0);
-    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &r, NULL));
-    tern_flush(p->st[0]);
+    pair *p = big_pair(NULL, 12, 0, &r);
     assert_true(pair_run(p, big_done, &r, p->now + 100 * TERN_NS_PER_SEC));
     assert_int_equal(r.bad, 0);
     tern_tcp_info info;
@@ -387,6 +398,33 @@ static void tso_large_buffers(void **s)
     assert_true(ls->sent < 1000);
     assert_int_equal(ls->lro_frames, ls->tso_frames);
     assert_int_equal(ls->offload_errors, 0);
+    pair_free(p);
+}
+
+/* 64 receive buffers of 64 KiB, a sender with 45-segment buffers, loss:
+ * after a loss the segments that follow arrive one per buffer and wait
+ * out of order. The stack keeps at most half the pool's buffers out of
+ * order, so the retransmission that fills the gap always finds one (it
+ * used to find none: the conn stalled and timed out). */
+static void big_buffers_small_pool_loss(void **s)
+{
+    (void)s;
+    tern_memlink_faults f = {0};
+    f.loss = 0.03;
+    big_run r = {.total = 45u * 1448 * 200, .chunk = 45u * 1448};
+    pair *p = big_pair(&f, 15, 64, &r);
+    bool ok = pair_run(p, big_done, &r, p->now + 600 * TERN_NS_PER_SEC);
+    const tern_counters *c1 = tern_get_counters(p->st[1]);
+    if (!ok)
+        fprintf(stderr, "rcvd %llu of %llu, ooo %llu, ooo drops %llu\n",
+                (unsigned long long)r.rcvd, (unsigned long long)r.total,
+                (unsigned long long)c1->tcp_ooo_segments,
+                (unsigned long long)c1->tcp_drop_ooo_full);
+    assert_true(ok);
+    assert_int_equal(r.bad, 0);
+    assert_true(c1->tcp_ooo_segments > 0);
+    assert_true(c1->tcp_drop_ooo_full > 0);   /* the limit was reached */
+    assert_int_equal(p->st[1]->tcp->ooo_bufs, 0);
     pair_free(p);
 }
 
@@ -480,6 +518,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(predict_echo),
+        cmocka_unit_test(big_buffers_small_pool_loss),
         cmocka_unit_test(lro_by_reference),
         cmocka_unit_test(predict_bulk),
         cmocka_unit_test(predict_faults),

@@ -89,6 +89,8 @@ static void tweak(tern_config *c)
         c->no_delayed_ack = true;
     if (cfg_mode == 4)
         c->gateway = TERN_IP4(198, 18, 0, 254);
+    if (cfg_mode == 5)
+        c->ooo_max_bufs = 2;
 }
 
 static th *T;
@@ -514,6 +516,48 @@ static void ooo_and_sack(void **s)
     peer_send(&P, F_ACK, d + 200, 50);
     assert_int_equal(E.nrx, 300);
     assert_memory_equal(E.rx, d, 300);
+}
+
+/* ooo_max_bufs bounds the out-of-order buffers of all conns together:
+ * past it a segment is dropped and counted, whichever conn it is for;
+ * delivering or resetting a conn gives its share back. */
+static void ooo_limit_for_the_stack(void **s)
+{
+    cfg_mode = 5;
+    teardown(s);
+    cfg_mode = 5;
+    setup(s);
+    peer Q = P;
+    Q.seq = 7000;
+    peer_connect(&P, 80, 40020);
+    peer_connect(&Q, 80, 40021);
+    uint8_t d[100];
+    memset(d, 'x', sizeof d);
+    uint32_t base = P.seq;
+    P.seq = base + 10;
+    peer_send(&P, F_ACK, d, 10);
+    P.seq = base + 30;
+    peer_send(&P, F_ACK, d, 10);
+    assert_int_equal(ctr()->tcp_ooo_segments, 2);
+    assert_int_equal(T->st->tcp->ooo_bufs, 2);
+    /* the other conn finds the stack's limit reached */
+    uint32_t qbase = Q.seq;
+    Q.seq = qbase + 10;
+    peer_send(&Q, F_ACK, d, 10);
+    assert_int_equal(ctr()->tcp_drop_ooo_full, 1);
+    assert_int_equal(ctr()->tcp_ooo_segments, 2);
+    /* the first hole filled: one buffer delivered, one still held */
+    P.seq = base;
+    peer_send(&P, F_ACK, d, 10);
+    assert_int_equal(T->st->tcp->ooo_bufs, 1);
+    Q.seq = qbase + 10;
+    peer_send(&Q, F_ACK, d, 10);
+    assert_int_equal(ctr()->tcp_ooo_segments, 3);
+    assert_int_equal(T->st->tcp->ooo_bufs, 2);
+    /* a reset conn gives its held buffer back */
+    Q.seq = qbase;
+    peer_send(&Q, F_RST, NULL, 0);
+    assert_int_equal(T->st->tcp->ooo_bufs, 1);
 }
 
 static void rto_backoff_timeout(void **s)
@@ -1093,6 +1137,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_cookies, setup, teardown),
         cmocka_unit_test_setup_teardown(paws_drop, setup, teardown),
         cmocka_unit_test_setup_teardown(ooo_and_sack, setup, teardown),
+        cmocka_unit_test_setup_teardown(ooo_limit_for_the_stack, setup, teardown),
         cmocka_unit_test_setup_teardown(rto_backoff_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(zero_window_probe, setup, teardown),
         cmocka_unit_test_setup_teardown(keepalive_dead_peer, setup, teardown),

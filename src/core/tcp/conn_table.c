@@ -20,6 +20,12 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
         tl->rcv_buf = 1024;
     tl->snd_buf = cfg->snd_buf ? cfg->snd_buf : 256u * 1024;
     tl->ooo_max = cfg->ooo_max_segs ? cfg->ooo_max_segs : 64;
+    /* half of a pool the stack can see, so the segment that fills a gap
+     * always finds a buffer */
+    const tern_buf_stack *pool = cfg->buf_ops.stack;
+    tl->ooo_bufs_max = cfg->ooo_max_bufs   ? cfg->ooo_max_bufs
+                       : pool && pool->cap ? pool->cap / 2
+                                           : UINT32_MAX;
     tl->rto_min_ms = cfg->rto_min_ms ? cfg->rto_min_ms : 200;
     tl->rto_max_ms = cfg->rto_max_ms ? cfg->rto_max_ms : 60000;
     tl->rto_init_ms = cfg->rto_initial_ms ? cfg->rto_initial_ms : 1000;

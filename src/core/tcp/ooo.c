@@ -1,5 +1,6 @@
 /* ooo.c - the out-of-order receive queue: the received buffers themselves
- * (no copy), sorted by sequence, at most cfg.ooo_max_segs of them. Appends
+ * (no copy), sorted by sequence, at most cfg.ooo_max_segs of them, and at
+ * most cfg.ooo_max_bufs in all of a stack's queues together. Appends
  * behind the last one are O(1); other inserts walk the (bounded) queue.
  * Overlaps are kept and trimmed when the data becomes in-order. */
 #include "tcp.h"
@@ -8,7 +9,7 @@ void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
                 uint8_t *data, uint32_t seq, uint32_t len, bool fin)
 {
     struct tcp_layer *tl = TL(st);
-    if (c->ooo_n >= tl->ooo_max) {
+    if (c->ooo_n >= tl->ooo_max || tl->ooo_bufs >= tl->ooo_bufs_max) {
         CTR(st, tcp_drop_ooo_full);
         tern_buf_release(st, b);
         return;
@@ -44,6 +45,7 @@ void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
         c->ooo_tail = b;
     c->flags |= TF_OOO;
     c->ooo_n++;
+    tl->ooo_bufs++;
     c->ooo_recent = seq;
     CTR(st, tcp_ooo_segments);
     st->ctr.tcp_ooo_bytes += len;
@@ -60,6 +62,7 @@ tern_buf *ooo_pop(tern_stack *st, struct tern_conn *c, uint8_t **data,
             c->flags &= ~(uint32_t)TF_OOO;
         }
         c->ooo_n--;
+        TL(st)->ooo_bufs--;
         bool f = (b->cb[1] & BQ_FIN) != 0;
         uint32_t end = bq_end(b);
         if (seq_gt(end, c->rcv_nxt) || (f && end == c->rcv_nxt)) {
@@ -84,5 +87,6 @@ void ooo_purge(tern_stack *st, struct tern_conn *c)
     }
     c->ooo_head = c->ooo_tail = NULL;
     c->flags &= ~(uint32_t)TF_OOO;
+    TL(st)->ooo_bufs -= c->ooo_n;
     c->ooo_n = 0;
 }
