@@ -50,12 +50,12 @@ typedef struct ml_dir {
     uint64_t held_deadline;
     tern_pcap *pcap;
     bool own_pcap;
+    tern_memlink_stats st;
     /* by_ref: receive descriptors that view the sender's buffers */
     tern_buf *views;           /* nviews descriptors, no memory of their own */
     tern_buf **view_free;      /* LIFO of the unused ones */
     uint32_t nviews, view_top;
-    tern_memlink_stats st;
-} ml_dir;
+} __attribute__((aligned(64))) ml_dir;  /* each direction on its own lines */
 
 struct tern_memlink {
     ml_dir dir[2];             /* dir[e]: frames sent by end e */
@@ -167,7 +167,10 @@ tern_memlink *tern_memlink_create(const tern_memlink_config *cfg, char *err,
     while (ring < qlen)
         ring <<= 1;
 
-    tern_memlink *l = calloc(1, sizeof(*l));
+    /* aligned as its directions are (a cache line each) */
+    tern_memlink *l = aligned_alloc(_Alignof(tern_memlink), sizeof(*l));
+    if (l)
+        memset(l, 0, sizeof(*l));
     if (!l) {
         fail(err, errlen, "out of memory");
         return NULL;

@@ -336,8 +336,6 @@ struct tcp_layer {
     uint64_t chack_refill;
     /* config, normalised */
     uint32_t rcv_buf, snd_buf, ooo_max;
-    uint32_t ooo_bufs;        /* buffers in every conn's out-of-order queue */
-    uint32_t ooo_bufs_max;    /* at most this many (cfg.ooo_max_bufs) */
     uint32_t rto_min_ms, rto_max_ms, rto_init_ms;
     uint32_t rto_floor_ms;    /* the RTO at the floor: min(min, max) */
     uint64_t rto_floor_us;    /* rto_min_ms in us: at or below, the floor */
@@ -349,6 +347,9 @@ struct tcp_layer {
     bool no_predict;          /* tests: every segment takes the general path */
     uint64_t predicted;       /* segments the fast path took (tests) */
     tcp_wheel wheel;
+    /* behind the hot fields: only out-of-order data touches these */
+    uint32_t ooo_bufs;        /* buffers in every conn's out-of-order queue */
+    uint32_t ooo_bufs_max;    /* at most this many (cfg.ooo_max_bufs) */
 };
 
 static inline struct tcp_layer *TL(tern_stack *st) { return st->tcp; }
