@@ -5,7 +5,7 @@
 #   memif_echo  tern-echo --server and tern-echo --client as two processes
 #               joined by net_memif (a socket file made for the run):
 #               exactly $REQ round trips, both reports checked
-#   memif_bulk  tern-bulk --server --once and tern-bulk --client over
+#   memif_bulk  tern-bulk --server and tern-bulk --client over
 #               net_memif: 64 MiB, every byte checked against the pattern
 #   tap_client  tern on net_tap as the client, Linux as the server, in a
 #               namespace made for the run: tern-echo --client against
@@ -166,15 +166,18 @@ memif_echo)
     ;;
 memif_bulk)
     start srv timeout 120 "$bin/tern-bulk" --driver dpdk --iface "$(memif server)" \
-        --ip 198.18.0.1/24 --cores $c0 --poll busy --server --once \
+        --ip 198.18.0.1/24 --cores $c0 --poll busy --server \
         --verify pattern --json
     srv=$last
     wait_for "memif server socket" "[ -S '$dir/memif.sock' ]" "$srv"
     run cli timeout 120 "$bin/tern-bulk" --driver dpdk --iface "$(memif client)" \
         --ip 198.18.0.2/24 --cores $c1 --poll busy --json \
         --client 198.18.0.1:5001 --bytes $BULK
-    # --once: the server exits by itself after the stream ended.
-    must "$srv" srv
+    # The server is stopped after the client left, not with --once: the
+    # side that stays polling when its memif peer leaves risks DPDK 22.11's
+    # unmap race (docs/dpdk.md); the server's poller is on the CPU EAL
+    # keeps its own threads off, the client's is not.
+    must "$srv" srv TERM
     check "client: $BULK bytes sent and acked" "$dir/cli.json" "d['bytes'] == $BULK"
     check "server: $BULK bytes, one stream, pattern verified" "$dir/srv.json" \
         "d['bytes'] == $BULK and d['streams'] == 1 and d['verified'] is True"
