@@ -501,12 +501,8 @@ static uint32_t x86_csum_avx2(const uint8_t *p, size_t len, uint32_t sum)
         a = x86_sum16(p, a);
         p += 16;
     }
-    if (len & 8) {
-        a = x86_sum8(p, a);
-        p += 8;
-    }
-    if (len & 7)
-        a = add64(a, tail_in_word(p, len & 7));
+    if (len & 15)
+        a = x86_sum_rest(p, len, a);
     return csum_finish(a, sum);
 }
 

@@ -610,6 +610,26 @@ static bool l4_sum_needed(const tern_memlink *l, const ml_dir *d)
            !(d->dst_caps & TERN_CAP_RX_L4_CSUM);
 }
 
+/* by_ref: an LRO frame of TSO frame f as a receiver buffer for the headers
+ * (written by the caller) followed by views of f's payload; NULL when it
+ * must be copied (no by_ref, no SG, faults or a capture on the way, or no
+ * views or buffer left). */
+static tern_buf *lro_by_ref(tern_memlink *l, ml_dir *d, const tern_buf *f,
+                            const ml_tso *t)
+{
+    if (!l->by_ref || !(d->dst_caps & TERN_CAP_SG) || d->faulty || d->pcap)
+        return NULL;
+    tern_buf *v = view_chain(d, f, t->hdr, t->payload);
+    tern_buf *b = v ? rx_frame(d, t->hdr) : NULL;
+    if (!b) {
+        ml_release(d, v);
+        return NULL;
+    }
+    b->frag = v;
+    d->st.by_ref_frames++;
+    return b;
+}
+
 /* Cut a TSO frame into segments, or pass it whole as LRO when the receiver
  * takes that. false when the frame's headers do not allow TSO. */
 static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
@@ -621,26 +641,11 @@ static bool tx_tso(tern_memlink *l, ml_dir *d, const tern_buf *f)
     bool l4_sum = l4_sum_needed(l, d);
     uint32_t total = t.hdr + t.payload;
     if ((d->dst_caps & TERN_CAP_LRO) && total - t.l2 <= 0xffff &&
-        l->by_ref && (d->dst_caps & TERN_CAP_SG) && !d->faulty && !d->pcap) {
-        tern_buf *v = view_chain(d, f, t.hdr, t.payload);
-        tern_buf *b = v ? rx_frame(d, t.hdr) : NULL;
-        if (b) {
-            b->frag = v;
-            ml_tso_headers(b, &t, 0, 0, t.payload, l4_sum);
-            b->flags = TERN_BUF_RX_LRO;
-            b->tso_mss = f->tso_mss;
-            d->st.lro_frames++;
-            d->st.by_ref_frames++;
-            wire_out(l, d, b, false);
-            return true;
-        }
-        ml_release(d, v);  /* no header buffer: copy (or drop) below */
-    }
-    if ((d->dst_caps & TERN_CAP_LRO) && total - t.l2 <= 0xffff &&
         (total <= d->capacity || (d->dst_caps & TERN_CAP_SG))) {
-        tern_buf *b = rx_frame(d, total);
-        if (b) {
+        tern_buf *b = lro_by_ref(l, d, f, &t);
+        if (!b && (b = rx_frame(d, total)))
             ml_chain_copy(b, t.hdr, f, t.hdr, t.payload);
+        if (b) {
             ml_tso_headers(b, &t, 0, 0, t.payload, l4_sum);
             b->flags = TERN_BUF_RX_LRO;
             b->tso_mss = f->tso_mss;
