@@ -84,6 +84,14 @@ enum tern_buf_flag {
     TERN_BUF_TX_TSO = 1u << 5,
     /* Receive: the frame is several TCP segments merged by LRO/GRO. */
     TERN_BUF_RX_LRO = 1u << 6,
+    /* Receive: rx_sum holds the Internet checksum sum of the frame's bytes
+     * after its first 14 (the untagged Ethernet header) to its end, as
+     * tern_csum_fold(tern_csum_partial(data + 14, len - 14, 0)) gives it:
+     * Linux's CHECKSUM_COMPLETE. A driver that copies frames computes it
+     * in the same pass (tern_csum_copy); the stack then checks a flat TCP
+     * segment's checksum from it and the headers, without reading the
+     * payload again. */
+    TERN_BUF_RX_SUM = 1u << 7,
 };
 
 /*
@@ -113,7 +121,8 @@ typedef struct tern_buf {
     uint8_t l2_len;         /* TX offloads: bytes of the Ethernet header */
     uint8_t l3_len;         /* TX offloads: bytes of the IP header */
     uint8_t l4_len;         /* TX_TSO: bytes of the TCP header */
-    uint8_t pad_[3];
+    uint8_t pad_;
+    uint16_t rx_sum;        /* RX_SUM: the frame's sum after byte 14 */
     uint32_t cb32;          /* scratch too (TCP send queue: last transmit time) */
     uint64_t cb[3];         /* scratch for the stack while it holds the buffer */
     void *user;             /* the embedder's own (e.g. its mbuf) */
@@ -658,6 +667,10 @@ const tern_counters *tern_get_counters(const tern_stack *st);
  * inverted, starting from `sum`. Works on odd lengths and any alignment. */
 uint32_t tern_csum_partial(const void *data, size_t len, uint32_t sum);
 uint16_t tern_csum_fold(uint32_t sum);
+/* Copy len bytes from src to dst (which do not overlap) and return their
+ * sum plus `sum`, as tern_csum_partial(dst, len, sum) would: one pass over
+ * the bytes, for a driver that copies received frames (TERN_BUF_RX_SUM). */
+uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum);
 
 /* Toeplitz hash (Microsoft RSS) of `len` bytes with a 40-byte key. */
 uint32_t tern_toeplitz(const uint8_t key[40], const uint8_t *data, size_t len);

@@ -413,6 +413,28 @@ bool tern_csum_avx2(bool allow)
     AVX2_2BLOCKS(o + 128, o + 160, base) AVX2_2BLOCKS(o + 192, o + 224, base)
 #define AVX2_P "%[p]"
 
+/* The lanes' set-up: ymm4 the words' bias (0x8000 each), ymm5 the
+ * multiplier (1 each), accumulators ymm0 and ymm1 cleared. */
+#define AVX2_SETUP                                                          \
+    "vpcmpeqw %%ymm4, %%ymm4, %%ymm4\n\t"                                    \
+    "vpsrlw $15, %%ymm4, %%ymm5\n\t"                                         \
+    "vpsllw $15, %%ymm4, %%ymm4\n\t"                                         \
+    "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"                                       \
+    "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+/* The accumulators added, their eight int32 lanes sign-extended and added
+ * into %[s]; then vzeroupper. */
+#define AVX2_REDUCE                                                         \
+    "vpaddd %%ymm1, %%ymm0, %%ymm0\n\t"                                      \
+    "vextracti128 $1, %%ymm0, %%xmm1\n\t"                                    \
+    "vpaddd %%xmm1, %%xmm0, %%xmm0\n\t"                                      \
+    "vpmovsxdq %%xmm0, %%ymm0\n\t"                                           \
+    "vextracti128 $1, %%ymm0, %%xmm1\n\t"                                    \
+    "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"                                      \
+    "vpshufd $0x4e, %%xmm0, %%xmm1\n\t"                                      \
+    "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"                                      \
+    "vmovq %%xmm0, %[s]\n\t"                                                 \
+    "vzeroupper"
+
 /* The sum of the 16-bit little-endian words of n (1..AVX2_MAX_BLOCKS)
  * 32-byte blocks from *p (advanced), in 64 bits. Zen 1 splits each 256-bit
  * operation in two, so the vector side does ~16 bytes a cycle, the adc
@@ -428,11 +450,7 @@ static inline uint64_t avx2_sum_blocks(const uint8_t **p, size_t n)
     size_t left = n - turns * 12;
     uint64_t a = 0;
     int64_t s;
-    __asm__("vpcmpeqw %%ymm4, %%ymm4, %%ymm4\n\t"
-            "vpsrlw $15, %%ymm4, %%ymm5\n\t"
-            "vpsllw $15, %%ymm4, %%ymm4\n\t"
-            "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
-            "vpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+    __asm__(AVX2_SETUP
             "testq %[t], %[t]\n\t"
             "jz 2f\n\t"
             "clc\n"
@@ -470,16 +488,7 @@ static inline uint64_t avx2_sum_blocks(const uint8_t **p, size_t n)
             AVX2_BLOCK(0, AVX2_P, 0)
             "addq $32, %[p]\n"
             "6:\n\t"
-            "vpaddd %%ymm1, %%ymm0, %%ymm0\n\t"
-            "vextracti128 $1, %%ymm0, %%xmm1\n\t"
-            "vpaddd %%xmm1, %%xmm0, %%xmm0\n\t"
-            "vpmovsxdq %%xmm0, %%ymm0\n\t"
-            "vextracti128 $1, %%ymm0, %%xmm1\n\t"
-            "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
-            "vpshufd $0x4e, %%xmm0, %%xmm1\n\t"
-            "vpaddq %%xmm1, %%xmm0, %%xmm0\n\t"
-            "vmovq %%xmm0, %[s]\n\t"
-            "vzeroupper"
+            AVX2_REDUCE
             : [s] "=r"(s), [a] "+r"(a), [p] "+r"(*p), [t] "+r"(turns)
             : [n] "r"(left)
             : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm4", "xmm5");
@@ -616,6 +625,99 @@ static inline uint64_t copy_sum_short(uint8_t *d, const uint8_t *s, size_t len)
     return t;
 }
 
+/* The sum of n (1..AVX2_MAX_BLOCKS) 32-byte blocks from *p, copied to *d
+ * (both advanced), with AVX2: each block loaded once, stored, and summed
+ * in the lanes as avx2_sum_blocks does (two accumulators, two blocks a
+ * turn). On Zen 1 the stores bound it (16 bytes a cycle), as for memcpy;
+ * the sum's three operations per block fit beside them. */
+static inline uint64_t avx2_copy_sum_blocks(uint8_t **d, const uint8_t **p,
+                                            size_t n)
+{
+    size_t pairs = n / 2;
+    int64_t s;
+    __asm__(AVX2_SETUP
+            "testq %[t], %[t]\n\t"
+            "jz 2f\n"
+            "1:\n\t"
+            "vmovdqu (%[p]), %%ymm2\n\t"
+            "vmovdqu 32(%[p]), %%ymm3\n\t"
+            "vmovdqu %%ymm2, (%[d])\n\t"
+            "vmovdqu %%ymm3, 32(%[d])\n\t"
+            "vpxor %%ymm4, %%ymm2, %%ymm2\n\t"
+            "vpxor %%ymm4, %%ymm3, %%ymm3\n\t"
+            "vpmaddwd %%ymm5, %%ymm2, %%ymm2\n\t"
+            "vpmaddwd %%ymm5, %%ymm3, %%ymm3\n\t"
+            "vpaddd %%ymm2, %%ymm0, %%ymm0\n\t"
+            "vpaddd %%ymm3, %%ymm1, %%ymm1\n\t"
+            "addq $64, %[p]\n\t"
+            "addq $64, %[d]\n\t"
+            "decq %[t]\n\t"
+            "jnz 1b\n"
+            "2:\n\t"
+            "testl $1, %k[n]\n\t"
+            "jz 3f\n\t"
+            "vmovdqu (%[p]), %%ymm2\n\t"
+            "vmovdqu %%ymm2, (%[d])\n\t"
+            "vpxor %%ymm4, %%ymm2, %%ymm2\n\t"
+            "vpmaddwd %%ymm5, %%ymm2, %%ymm2\n\t"
+            "vpaddd %%ymm2, %%ymm0, %%ymm0\n\t"
+            "addq $32, %[p]\n\t"
+            "addq $32, %[d]\n"
+            "3:\n\t"
+            AVX2_REDUCE
+            : [s] "=r"(s), [p] "+r"(*p), [d] "+r"(*d), [t] "+r"(pairs)
+            : [n] "r"(n)
+            : "cc", "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5");
+    return (uint64_t)(s + ((int64_t)n << 19));
+}
+
+/* The copy's last len & 31 bytes, from s to d, into a (len >= 16): the
+ * first 16 if there are 16, then the last 16, which end where the copy
+ * must end and reach back into bytes already copied. */
+static inline uint64_t x86_copy_sum_tail(uint8_t *d, const uint8_t *s,
+                                         size_t len, uint64_t a)
+{
+    size_t r = len & 31;
+    if (!r)
+        return a;
+    if (r & 16)
+        x86_copy16(d, s);
+    x86_copy16(d + r - 16, s + r - 16);
+    a = x86_sum_pieces(s, r, a);
+    if (len & 15)
+        a = x86_sum_rest(s + (len & 16), len, a);
+    return a;
+}
+
+/* tern_csum_copy of SSE_MIN_LEN bytes or more with AVX2 (asked first if
+ * not yet), else the SSE2 + adc loop. Out of line, as x86_csum_long. */
+__attribute__((noinline)) static uint32_t x86_copy_sum_long(uint8_t *d,
+                                                            const uint8_t *s,
+                                                            size_t len,
+                                                            uint32_t sum)
+{
+    int avx2 = __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED);
+    if (!avx2)
+        avx2 = csum_avx2_ask();
+    if (avx2 != CSUM_AVX2_ON) {
+        uint64_t a = x86_copy_sum_64s(&d, &s, len >> 6, 0);
+        if (len & 32) {
+            a = x86_copy_sum32(d, s, a);
+            s += 32;
+            d += 32;
+        }
+        return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
+    }
+    size_t n = len >> 5;
+    uint64_t a = 0;
+    do {
+        size_t k = n < AVX2_MAX_BLOCKS ? n : AVX2_MAX_BLOCKS;
+        a = add64(a, avx2_copy_sum_blocks(&d, &s, k));
+        n -= k;
+    } while (n);
+    return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
+}
+
 uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
 {
     uint8_t *d = dst;
@@ -624,6 +726,9 @@ uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
         return csum_finish(copy_sum_short(d, s, len), sum);
     uint64_t a = 0;
     if (len >= 64) {
+        if (len >= SSE_MIN_LEN &&
+            __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED) != CSUM_AVX2_OFF)
+            return x86_copy_sum_long(d, s, len, sum);
         a = x86_copy_sum_64s(&d, &s, len >> 6, a);
         if (!(len & 63))
             return csum_finish(a, sum);
@@ -633,17 +738,7 @@ uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
         s += 32;
         d += 32;
     }
-    /* up to 31 bytes left: the first 16 if there are 16, then the last 16,
-     * which end where the copy must end and reach back into bytes already
-     * copied (len >= 16) */
-    size_t r = len & 31;
-    if (r & 16)
-        x86_copy16(d, s);
-    x86_copy16(d + r - 16, s + r - 16);
-    a = x86_sum_pieces(s, len & 31, a);
-    if (len & 15)
-        a = x86_sum_rest(s + (len & 16), len, a);
-    return csum_finish(a, sum);
+    return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
 }
 #else
 bool tern_csum_avx2(bool allow)

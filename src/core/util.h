@@ -107,9 +107,6 @@ static inline uint32_t csum_fold64(uint64_t s)
     return csum_fold32(lo);
 }
 
-/* Copy len bytes from src to dst and return their Internet checksum
- * partial sum plus `sum` (as tern_csum_partial): copy and sum in one pass. */
-uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum);
 
 /* The portable C versions of tern_csum_partial and tern_csum_copy, the
  * ones every target but x86-64 runs; built everywhere so that the tests

@@ -41,6 +41,8 @@ typedef struct ml_dir {
     bool plain;                /* none of: faults, time, capture, RX checksum
                                   flags (tx_plain may run; see set_plain) */
     uint64_t ring_bytes;       /* bytes of the frames in the ring */
+    uint32_t unlanded;         /* frames in the ring that are still the
+                                  sender's buffers (see land) */
     tern_memlink *link;
     tern_memlink_faults f;
     uint64_t thr_loss, thr_dup, thr_reorder, thr_corrupt; /* of 2^53 */
@@ -709,18 +711,14 @@ static void tx_slow(tern_memlink *l, ml_dir *d, tern_buf *f)
     wire_out(l, d, b, suspect);
 }
 
-/* One frame of tx_plain: into the receiver's buffer b, in the ring at
- * slot, and the sender's reference dropped. */
+/* One small frame of tx_plain: into the receiver's buffer b, in the ring
+ * at slot, and the sender's reference dropped. */
 static inline void plain_frame(tern_pool *dst, tern_pool *src, tern_buf *b,
-                               tern_buf *f, uint32_t len, bool small,
-                               tern_buf **slot)
+                               tern_buf *f, uint32_t len, tern_buf **slot)
 {
     b = tern_pool_ready(dst, b);
     b->len = len;   /* before the byte stores, which may alias it */
-    if (small)
-        ml_copy_small(b->data, f->data, len);
-    else
-        memcpy(b->data, f->data, len);
+    ml_copy_small(b->data, f->data, len);
     *slot = b;
     tern_pool_release_one(src, f);
 }
@@ -728,7 +726,13 @@ static inline void plain_frame(tern_pool *dst, tern_pool *src, tern_buf *b,
 /* The common case, kept tight: nothing to inject, time or capture (d->plain,
  * no held frame), and flat frames without offload flags. Stops at the first
  * frame it cannot take as simply, and at the ring's end, so that the slots
- * it fills are one run (tern_memlink_tx goes on with the rest). */
+ * it fills are one run (tern_memlink_tx goes on with the rest).
+ *
+ * Small frames (requests, replies, ACKs) are copied now. Larger ones go in
+ * the ring as they are, still the sender's, and are copied when the
+ * receiver takes them (land): then the receiver reads its copy while it
+ * is still in cache, rather than a window's worth of frames later, and the
+ * link holds one copy of the data in flight, not two. */
 static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
 {
     tern_pool *dst = d->dst, *src = d->src;
@@ -740,14 +744,16 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
     if (n > run)
         n = run;
     /* The receiver's free stack, its top kept here for the burst: only
-     * this loop takes from it (the releases go to src, the other pool). */
+     * this loop takes from it (the releases go to src, the other pool).
+     * A buffer for every frame, though only small ones take one now: one
+     * bound for both loops (the general path counts the pool drops). */
     if (n > dst->stack.top)
-        n = dst->stack.top;           /* ... and the pool drops */
+        n = dst->stack.top;
     tern_buf **top = dst->stack.free + dst->stack.top;
     tern_buf **slot = d->ring + at;
     uint32_t cap = d->capacity;
     uint64_t bytes = 0;
-    unsigned i = 0, start;
+    unsigned i = 0, start, later = 0;
     do {
         start = i;
         /* Frames of SMALL_MIN..SMALL_MAX bytes (requests, replies, ACKs):
@@ -758,9 +764,10 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
             if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || !small_frame(len))
                 break;
             bytes += len;
-            plain_frame(dst, src, *--top, f, len, true, slot + i);
+            plain_frame(dst, src, *--top, f, len, slot + i);
         }
-        /* The others that fit a receiver buffer (bulk data), by memcpy. */
+        /* The others that fit a receiver buffer (bulk data): queued as
+         * they are, the link keeping the sender's reference. */
         for (; i < n; i++) {
             tern_buf *f = frames[i];
             uint32_t len = f->len;
@@ -768,10 +775,12 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
                 len > cap)
                 break;
             bytes += len;
-            plain_frame(dst, src, *--top, f, len, false, slot + i);
+            slot[i] = f;
+            later++;
         }
     } while (i < n && i > start);   /* stopped at a frame for tx_general */
     dst->stack.top = (unsigned)(top - dst->stack.free);
+    d->unlanded += later;
     d->tail = tail + i;
     d->ring_bytes += bytes;
     d->st.sent += i;
@@ -822,6 +831,56 @@ void tern_memlink_tx(void *ctx, tern_buf **frames, unsigned n)
     }
     if (i < n)
         tx_general(d->link, d, frames + i, n - i);
+}
+
+/* Copy a frame tx_plain queued as the sender's buffer f into a buffer of
+ * the receiver, summing it in the same pass for the receiver's checksum
+ * test (RX_SUM: the whole frame less the Ethernet header's 7 words, an
+ * even count of bytes, so the pairing is the same); the sender's
+ * reference is dropped. NULL when the receiver has no buffer: a drop. */
+static tern_buf *land_one(ml_dir *d, tern_buf *f)
+{
+    tern_buf *b = tern_pool_alloc(d->dst);
+    if (b) {
+        uint32_t len = f->len;
+        b->len = len;
+        uint32_t all = tern_csum_copy(b->data, f->data, len, 0);
+        uint32_t eth = tern_csum_partial(b->data, 14, 0);
+        b->rx_sum = (uint16_t)tern_csum_fold(tern_csum_fold(all) +
+                                             (uint16_t)~tern_csum_fold(eth));
+        b->flags = TERN_BUF_RX_SUM;
+    }
+    tern_pool_release_one(d->src, f);
+    return b;
+}
+
+/* The n frames rx took: those still the sender's are copied (land_one);
+ * ones the receiver has no buffer for are dropped and counted. Returns
+ * the frames left, in order. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static unsigned land(ml_dir *d, tern_buf **frames, unsigned n)
+{
+    unsigned out = 0;
+    for (unsigned k = 0; k < n; k++) {
+        tern_buf *f = frames[k];
+        if (!tern_pool_owns(d->src, f)) {
+            frames[out++] = f;
+            continue;
+        }
+        d->unlanded--;
+        uint32_t len = f->len;
+        tern_buf *b = land_one(d, f);
+        if (b) {
+            frames[out++] = b;
+        } else {
+            d->st.pool_drops++;
+            d->st.delivered--;
+            d->st.delivered_bytes -= len;
+        }
+    }
+    return out;
 }
 
 /* n frame pointers, two per 16-byte move. */
@@ -884,14 +943,16 @@ static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
             k++;
         n = k;
     }
-    if (n == queued)
-        return rx_take(d, frames, n, d->ring_bytes);
-    uint64_t bytes = 0;
-    for (uint32_t k = 0; k < n; k++) {
-        const tern_buf *b = d->ring[(head + k) & mask];
-        bytes += b->frag ? ml_frame_len(b) : b->len;
+    uint64_t bytes = d->ring_bytes;
+    if (n != queued) {
+        bytes = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            const tern_buf *b = d->ring[(head + k) & mask];
+            bytes += b->frag ? ml_frame_len(b) : b->len;
+        }
     }
-    return rx_take(d, frames, n, bytes);
+    n = rx_take(d, frames, n, bytes);
+    return d->unlanded ? land(d, frames, n) : n;
 }
 
 unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
@@ -907,8 +968,10 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
     if (!d->held && queued <= max) {
         if (!queued)
             return 0;
-        if (d->dated == d->head)
-            return rx_take(d, frames, queued, d->ring_bytes);
+        if (d->dated == d->head) {
+            unsigned n = rx_take(d, frames, queued, d->ring_bytes);
+            return d->unlanded ? land(d, frames, n) : n;
+        }
     }
     return rx_general(l, d, frames, max, now_ns);
 }

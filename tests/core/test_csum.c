@@ -222,15 +222,17 @@ static void test_dispatch_matches_portable(void **state)
                      ref_sum(big, 65536, 0));
 }
 
-/* Runs longer than the x86-64 code sums in one go (its 32-bit SSE2 lanes
- * are emptied every 512 KiB; 2 MiB would overflow them): all-0xff and
- * all-zero words push the lanes to their two extremes. */
+/* Runs longer than the x86-64 code sums in one go (its 32-bit SSE2 and
+ * AVX2 lanes are emptied every 512 KiB; 2 MiB would overflow them):
+ * all-0xff and all-zero words push the lanes to their two extremes. The
+ * copy and sum the same. */
 static void test_long_runs(void **state)
 {
     (void)state;
     size_t n = 5 * 1024 * 1024 + 200;
-    uint8_t *big = malloc(n + 1);
+    uint8_t *big = malloc(n + 1), *out = malloc(n + 1);
     assert_non_null(big);
+    assert_non_null(out);
     for (enum fill how = FILL_RANDOM; how <= FILL_ZERO; how++) {
         fill(big, n + 1, how, 17);
         big[n / 2] ^= 0x5a;                     /* not all one value */
@@ -241,8 +243,14 @@ static void test_long_runs(void **state)
                 assert_int_equal(tern_csum_partial_c(big, len, init_sums[i]),
                                  ref_sum(big, len, init_sums[i]));
             }
+        for (size_t len = n - 130; len <= n; len += 87) {
+            assert_int_equal(tern_csum_copy(out, big + 1, len, init_sums[3]),
+                             ref_sum(big + 1, len, init_sums[3]));
+            assert_int_equal(memcmp(out, big + 1, len), 0);
+        }
     }
     free(big);
+    free(out);
 }
 
 /* The folds the stack applies to its own running sums: the one residue

@@ -146,6 +146,84 @@ static void receiver_pool_empty_counted(void **state)
     tern_memlink_destroy(l);
 }
 
+/* A frame longer than the small ones (bulk data) stays the sender's buffer
+ * in the ring and is copied when the receiver takes it, with the sum of
+ * its bytes after the Ethernet header (RX_SUM); small frames are copied at
+ * once and carry no flag. Order and bytes are kept either way. */
+static void big_frames_land_on_receive(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    tern_pool *p0 = tern_memlink_pool(l, 0), *p1 = tern_memlink_pool(l, 1);
+    uint8_t f[1600], g[200], h[1600];
+    size_t n = f_tcp(f, 1000, 7, 0x18, 0, 9, false);
+    size_t m = f_udp(g, 100, 1, false);
+    size_t k = f_tcp(h, 1441, 8, 0x18, 12, 3, false);   /* odd length */
+    tern_buf *s[3] = {f_buf(p0, f, n), f_buf(p0, g, m), f_buf(p0, h, k)};
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 3);
+    assert_int_equal(tern_pool_available(p0), 62);   /* held by the link */
+    assert_int_equal(tern_pool_available(p1), 63);   /* the small copy */
+    tern_buf *r[4];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 0), 3);
+    assert_int_equal(tern_pool_available(p0), 64);
+    const uint8_t *want[3] = {f, g, h};
+    size_t lens[3] = {n, m, k};
+    for (int i = 0; i < 3; i++) {
+        assert_true(tern_pool_owns(p1, r[i]));
+        assert_ptr_equal(r[i]->data, r[i]->head + TERN_HEADROOM);
+        assert_int_equal(r[i]->len, lens[i]);
+        assert_memory_equal(r[i]->data, want[i], lens[i]);
+        assert_int_equal(r[i]->refs, 1);
+    }
+    assert_int_equal(r[1]->flags, 0);
+    for (int i = 0; i < 3; i += 2) {
+        assert_int_equal(r[i]->flags, TERN_BUF_RX_SUM);
+        assert_int_equal(r[i]->rx_sum,
+                         tern_csum_fold(tern_csum_partial(r[i]->data + 14,
+                                                          lens[i] - 14, 0)));
+    }
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->delivered, 3);
+    assert_int_equal(st->delivered_bytes, n + m + k);
+    for (int i = 0; i < 3; i++)
+        release(l, 1, r[i]);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
+/* A receiver without a free buffer when it takes a big frame loses it:
+ * counted as a pool drop, not delivered, the sender's buffer home. */
+static void big_frame_without_receiver_buffer(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    c.pool_size = 4;
+    tern_memlink *l = link_new(&c);
+    tern_pool *p0 = tern_memlink_pool(l, 0), *p1 = tern_memlink_pool(l, 1);
+    uint8_t f[1600];
+    size_t n = f_tcp(f, 1200, 7, 0x18, 0, 9, false);
+    send_bytes(l, 0, f, n);
+    send_bytes(l, 0, f, n);
+    tern_buf *held[4];
+    for (int i = 0; i < 3; i++)
+        held[i] = tern_pool_alloc(p1);
+    tern_buf *r[4];
+    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 0), 1);   /* one buffer */
+    assert_memory_equal(r[0]->data, f, n);
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->pool_drops, 1);
+    assert_int_equal(st->delivered, 1);
+    assert_int_equal(st->delivered_bytes, n);
+    assert_int_equal(tern_pool_available(p0), 4);
+    assert_int_equal(tern_memlink_pending(l, 1), 0);
+    release(l, 1, r[0]);
+    for (int i = 0; i < 3; i++)
+        release(l, 1, held[i]);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
 static void delay_holds_frames(void **state)
 {
     (void)state;
@@ -780,6 +858,8 @@ int main(void)
         cmocka_unit_test(burst_keeps_order),
         cmocka_unit_test(queue_bound_counted),
         cmocka_unit_test(receiver_pool_empty_counted),
+        cmocka_unit_test(big_frames_land_on_receive),
+        cmocka_unit_test(big_frame_without_receiver_buffer),
         cmocka_unit_test(delay_holds_frames),
         cmocka_unit_test(rate_spaces_frames),
         cmocka_unit_test(reorder_swaps_with_next),

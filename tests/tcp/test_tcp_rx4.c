@@ -112,6 +112,78 @@ static void one_pass_bad_sum_layered(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
+/* The driver's sum of the frame after its Ethernet header (RX_SUM), as a
+ * copying driver gives it (tern_csum_copy). */
+static void driver_sum(tern_buf *b)
+{
+    b->flags |= TERN_BUF_RX_SUM;
+    b->rx_sum = tern_csum_fold(tern_csum_partial(b->data + 14, b->len - 14, 0));
+}
+
+/* One segment through tcp_input_frame; whether the conn took its 4 bytes. */
+static bool taken(th *t, tern_buf *b)
+{
+    const tern_counters *k = tern_get_counters(t->st);
+    uint64_t before = k->tcp_bytes_in;
+    assert_true(tcp_input_frame(t->st, b));
+    tcp_input_done(t->st);
+    return k->tcp_bytes_in == before + 4;
+}
+
+/* With RX_SUM the one-pass entry tests the TCP sum from the driver's sum
+ * and the pseudo header, not from the payload: a byte changed after the
+ * driver summed is not seen (as with a NIC's verdict). A sum that does not
+ * match is tried again from the bytes by the layered path, which decides:
+ * a good segment under a wrong sum is taken, a bad one under its own
+ * (wrong) sum dropped and counted. A frame with bytes after the segment
+ * (Ethernet padding) is summed from its bytes whatever rx_sum says. */
+static void driver_sum_used(void **s)
+{
+    (void)s;
+    th *t;
+    peer p;
+    (void)connected(&t, &p);
+    const tern_counters *k = tern_get_counters(t->st);
+    uint64_t predicted = t->st->tcp->predicted;
+
+    tern_buf *b = usual_buf(t, &p);
+    driver_sum(b);
+    b->data[b->len - 1] ^= 0x40;            /* after the driver's sum */
+    assert_true(taken(t, b));
+    assert_int_equal(t->st->tcp->predicted, predicted + 1);
+    p.seq += 4;
+
+    b = usual_buf(t, &p);
+    driver_sum(b);
+    b->rx_sum ^= 0x0100;                    /* a wrong sum, good bytes */
+    assert_true(taken(t, b));
+    p.seq += 4;
+
+    uint64_t drops = k->tcp_drop_csum;
+    b = usual_buf(t, &p);
+    b->data[b->len - 1] ^= 0x40;            /* corrupted on the wire */
+    driver_sum(b);
+    assert_false(taken(t, b));
+    assert_int_equal(k->tcp_drop_csum, drops + 1);
+
+    b = usual_buf(t, &p);
+    b->data[b->len] = 0;                    /* two bytes of padding */
+    b->data[b->len + 1] = 0;
+    b->len += 2;
+    driver_sum(b);
+    b->data[b->len - 3] ^= 0x40;            /* not trusted: seen */
+    assert_false(taken(t, b));
+    assert_int_equal(k->tcp_drop_csum, drops + 2);
+    b = usual_buf(t, &p);
+    b->data[b->len] = 0;
+    b->data[b->len + 1] = 0;
+    b->len += 2;
+    driver_sum(b);
+    b->rx_sum ^= 0x0100;
+    assert_true(taken(t, b));
+    assert_int_equal(th_free(t), 0);
+}
+
 /* rtt_of_ack's ts means "the conn and the segment use timestamps" (the
  * fast path knows the conn's part); rtt_of still tests both. */
 static void rtt_of_tests_conn_ts(void **s)
@@ -146,6 +218,7 @@ int main(void)
         cmocka_unit_test(tuple_keys_agree),
         cmocka_unit_test(lookup_exact_tuple),
         cmocka_unit_test(one_pass_bad_sum_layered),
+        cmocka_unit_test(driver_sum_used),
         cmocka_unit_test(rtt_of_tests_conn_ts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

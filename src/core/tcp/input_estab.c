@@ -475,8 +475,7 @@ bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
      * layered path drops and counts it, as tern_input would have had it
      * (then this function returns true on every path: no register keeps
      * the result) */
-    if (!csum_checked(st, b) &&
-        tern_csum_partial(b->data + HDRS, len, ps) != 0xffff) {
+    if (!raw_sum_ok(st, b, len, ps)) {
         eth_input(st, b);
         return true;
     }
