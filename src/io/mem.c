@@ -766,12 +766,13 @@ static unsigned tx_plain(ml_dir *d, tern_buf **frames, unsigned n)
             bytes += len;
             plain_frame(dst, src, *--top, f, len, slot + i);
         }
-        /* The others that fit a receiver buffer (bulk data): queued as
-         * they are, the link keeping the sender's reference. */
+        /* Longer ones that fit a receiver buffer (bulk data): queued as
+         * they are, the link keeping the sender's reference. (Frames below
+         * SMALL_MIN bytes, not Ethernet frames, go to tx_general.) */
         for (; i < n; i++) {
             tern_buf *f = frames[i];
             uint32_t len = f->len;
-            if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || small_frame(len) ||
+            if (f->frag || (f->flags & TX_OFFLOAD_FLAGS) || len <= SMALL_MAX ||
                 len > cap)
                 break;
             bytes += len;
@@ -833,21 +834,34 @@ void tern_memlink_tx(void *ctx, tern_buf **frames, unsigned n)
         tx_general(d->link, d, frames + i, n - i);
 }
 
-/* Copy a frame tx_plain queued as the sender's buffer f into a buffer of
- * the receiver, summing it in the same pass for the receiver's checksum
- * test (RX_SUM: the whole frame less the Ethernet header's 7 words, an
- * even count of bytes, so the pairing is the same); the sender's
- * reference is dropped. NULL when the receiver has no buffer: a drop. */
+/* Whether b is one of pool p's buffers (a frame in a ring is one of the
+ * sender's, one of the receiver's or a view: the range tells them apart). */
+static inline bool in_pool(const tern_pool *p, const tern_buf *b)
+{
+    return (uintptr_t)b - (uintptr_t)p->stack.base < p->stack.span;
+}
+
+/* Copy a frame tx_plain queued as the sender's buffer f (more than
+ * SMALL_MAX bytes) into a buffer of the receiver, summing it in the same
+ * pass for the receiver's checksum test: RX_SUM, the bytes after the
+ * 14-byte Ethernet header, so the first 16 are copied apart and the word
+ * at 14 starts the sum (an even offset: the words pair up as in the
+ * frame). The sender's reference is dropped. NULL when the receiver has
+ * no buffer: a drop. */
 static tern_buf *land_one(ml_dir *d, tern_buf *f)
 {
     tern_buf *b = tern_pool_alloc(d->dst);
     if (b) {
         uint32_t len = f->len;
+        const uint8_t *src = f->data;
+        uint8_t *dst = b->data;
         b->len = len;
-        uint32_t all = tern_csum_copy(b->data, f->data, len, 0);
-        uint32_t eth = tern_csum_partial(b->data, 14, 0);
-        b->rx_sum = (uint16_t)tern_csum_fold(tern_csum_fold(all) +
-                                             (uint16_t)~tern_csum_fold(eth));
+        uint32_t w14 = (uint32_t)src[14] << 8 | src[15];  /* sums are of
+                                                            big-endian words */
+        copy16(dst, src);
+        uint32_t s = tern_csum_copy(dst + 16, src + 16, len - 16, w14);
+        s = (s & 0xffff) + (s >> 16);
+        b->rx_sum = (uint16_t)((s & 0xffff) + (s >> 16));
         b->flags = TERN_BUF_RX_SUM;
     }
     tern_pool_release_one(d->src, f);
@@ -865,7 +879,7 @@ static unsigned land(ml_dir *d, tern_buf **frames, unsigned n)
     unsigned out = 0;
     for (unsigned k = 0; k < n; k++) {
         tern_buf *f = frames[k];
-        if (!tern_pool_owns(d->src, f)) {
+        if (!in_pool(d->src, f)) {
             frames[out++] = f;
             continue;
         }
