@@ -625,6 +625,54 @@ static inline uint64_t copy_sum_short(uint8_t *d, const uint8_t *s, size_t len)
     return t;
 }
 
+/* The copy's last len & 31 bytes, from s to d, into a (len >= 16): the
+ * first 16 if there are 16, then the last 16, which end where the copy
+ * must end and reach back into bytes already copied. */
+static inline uint64_t x86_copy_sum_tail(uint8_t *d, const uint8_t *s,
+                                         size_t len, uint64_t a)
+{
+    size_t r = len & 31;
+    if (!r)
+        return a;
+    if (r & 16)
+        x86_copy16(d, s);
+    x86_copy16(d + r - 16, s + r - 16);
+    a = x86_sum_pieces(s, r, a);
+    if (len & 15)
+        a = x86_sum_rest(s + (len & 16), len, a);
+    return a;
+}
+
+/* tern_csum_copy of SSE_MIN_LEN bytes or more, defined below. Not static:
+ * gcc places a static callee before its caller, which moved the short
+ * sums' code and cost the echo path ~3% (front-end layout; see
+ * docs/perf-notes.md, ninth pass). Hidden: not exported. */
+__attribute__((visibility("hidden"))) uint32_t
+tern_x86_copy_sum_long(uint8_t *d, const uint8_t *s, size_t len, uint32_t sum);
+
+uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
+{
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    if (len < 16)
+        return csum_finish(copy_sum_short(d, s, len), sum);
+    uint64_t a = 0;
+    if (len >= 64) {
+        if (len >= SSE_MIN_LEN &&
+            __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED) != CSUM_AVX2_OFF)
+            return tern_x86_copy_sum_long(d, s, len, sum);
+        a = x86_copy_sum_64s(&d, &s, len >> 6, a);
+        if (!(len & 63))
+            return csum_finish(a, sum);
+    }
+    if (len & 32) {
+        a = x86_copy_sum32(d, s, a);
+        s += 32;
+        d += 32;
+    }
+    return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
+}
+
 /* The sum of n (1..AVX2_MAX_BLOCKS) 32-byte blocks from *p, copied to *d
  * (both advanced), with AVX2: each block loaded once, stored, and summed
  * in the lanes as avx2_sum_blocks does (two accumulators, two blocks a
@@ -671,30 +719,10 @@ static inline uint64_t avx2_copy_sum_blocks(uint8_t **d, const uint8_t **p,
     return (uint64_t)(s + ((int64_t)n << 19));
 }
 
-/* The copy's last len & 31 bytes, from s to d, into a (len >= 16): the
- * first 16 if there are 16, then the last 16, which end where the copy
- * must end and reach back into bytes already copied. */
-static inline uint64_t x86_copy_sum_tail(uint8_t *d, const uint8_t *s,
-                                         size_t len, uint64_t a)
-{
-    size_t r = len & 31;
-    if (!r)
-        return a;
-    if (r & 16)
-        x86_copy16(d, s);
-    x86_copy16(d + r - 16, s + r - 16);
-    a = x86_sum_pieces(s, r, a);
-    if (len & 15)
-        a = x86_sum_rest(s + (len & 16), len, a);
-    return a;
-}
-
 /* tern_csum_copy of SSE_MIN_LEN bytes or more with AVX2 (asked first if
  * not yet), else the SSE2 + adc loop. Out of line, as x86_csum_long. */
-__attribute__((noinline)) static uint32_t x86_copy_sum_long(uint8_t *d,
-                                                            const uint8_t *s,
-                                                            size_t len,
-                                                            uint32_t sum)
+__attribute__((noinline, visibility("hidden"))) uint32_t
+tern_x86_copy_sum_long(uint8_t *d, const uint8_t *s, size_t len, uint32_t sum)
 {
     int avx2 = __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED);
     if (!avx2)
@@ -715,29 +743,6 @@ __attribute__((noinline)) static uint32_t x86_copy_sum_long(uint8_t *d,
         a = add64(a, avx2_copy_sum_blocks(&d, &s, k));
         n -= k;
     } while (n);
-    return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
-}
-
-uint32_t tern_csum_copy(void *dst, const void *src, size_t len, uint32_t sum)
-{
-    uint8_t *d = dst;
-    const uint8_t *s = src;
-    if (len < 16)
-        return csum_finish(copy_sum_short(d, s, len), sum);
-    uint64_t a = 0;
-    if (len >= 64) {
-        if (len >= SSE_MIN_LEN &&
-            __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED) != CSUM_AVX2_OFF)
-            return x86_copy_sum_long(d, s, len, sum);
-        a = x86_copy_sum_64s(&d, &s, len >> 6, a);
-        if (!(len & 63))
-            return csum_finish(a, sum);
-    }
-    if (len & 32) {
-        a = x86_copy_sum32(d, s, a);
-        s += 32;
-        d += 32;
-    }
     return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
 }
 #else
