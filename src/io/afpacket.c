@@ -52,6 +52,9 @@
 #define AFP_RING_BLOCK (64u * 1024u)
 #define AFP_DEFAULT_RING 4096u
 #define AFP_DEFAULT_POOL 4096u
+/* Received frames longer than this are copied with their sum (RX_SUM);
+ * shorter ones (ACKs, small requests) are cheaper to sum in the stack. */
+#define AFP_SUM_MIN 256u
 
 /* A TPACKET_V2 ring: frame_nr slots of frame_size bytes, back to back (a
  * slot size that is a power of two divides the block size exactly). */
@@ -380,11 +383,20 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
             d->base.rx_drops++;
             tern_pool_release(pool, b);
         } else {
-            memcpy(b->data, (uint8_t *)h + h->tp_mac, caplen);
-            b->len = caplen;
-            if ((st & TP_STATUS_CSUMNOTREADY) &&
-                tern_netif_complete_csum(b->data, b->len))
-                d->csum_completed++;
+            const uint8_t *frame = (uint8_t *)h + h->tp_mac;
+            if (st & TP_STATUS_CSUMNOTREADY) {
+                memcpy(b->data, frame, caplen);
+                b->len = caplen;
+                if (tern_netif_complete_csum(b->data, b->len))
+                    d->csum_completed++;
+            } else if (caplen > AFP_SUM_MIN) {
+                /* bulk data: the stack's checksum test gets the sum of
+                 * this copy (RX_SUM) and reads the payload no more */
+                tern_frame_copy_sum(b, frame, caplen);
+            } else {
+                memcpy(b->data, frame, caplen);
+                b->len = caplen;
+            }
             frames[n++] = b;
             d->base.rx_frames++;
         }

@@ -142,6 +142,25 @@ static inline void tern_pool_release(tern_pool *p, tern_buf *frame)
     }
 }
 
+/* For a driver that copies received frames: copy the len-byte frame at
+ * src (len >= 16) into b's data, summing it in the same pass, and flag b
+ * TERN_BUF_RX_SUM with the sum of the bytes after the 14-byte Ethernet
+ * header. The first 16 bytes are copied apart and the word at 14 (an even
+ * offset: the words pair as in the frame) starts the sum, which counts
+ * big-endian words. Sets len and flags. */
+static inline void tern_frame_copy_sum(tern_buf *b, const uint8_t *src,
+                                       uint32_t len)
+{
+    uint8_t *dst = b->data;
+    uint32_t w14 = (uint32_t)src[14] << 8 | src[15];
+    b->len = len;
+    memcpy(dst, src, 16);
+    uint32_t s = tern_csum_copy(dst + 16, src + 16, len - 16, w14);
+    s = (s & 0xffff) + (s >> 16);
+    b->rx_sum = (uint16_t)((s & 0xffff) + (s >> 16));
+    b->flags = TERN_BUF_RX_SUM;
+}
+
 /* ---------------- devices ---------------- */
 
 typedef struct tern_dev tern_dev;

@@ -843,27 +843,13 @@ static inline bool in_pool(const tern_pool *p, const tern_buf *b)
 
 /* Copy a frame tx_plain queued as the sender's buffer f (more than
  * SMALL_MAX bytes) into a buffer of the receiver, summing it in the same
- * pass for the receiver's checksum test: RX_SUM, the bytes after the
- * 14-byte Ethernet header, so the first 16 are copied apart and the word
- * at 14 starts the sum (an even offset: the words pair up as in the
- * frame). The sender's reference is dropped. NULL when the receiver has
- * no buffer: a drop. */
+ * pass for the receiver's checksum test (RX_SUM). The sender's reference
+ * is dropped. NULL when the receiver has no buffer: a drop. */
 static tern_buf *land_one(ml_dir *d, tern_buf *f)
 {
     tern_buf *b = tern_pool_alloc(d->dst);
-    if (b) {
-        uint32_t len = f->len;
-        const uint8_t *src = f->data;
-        uint8_t *dst = b->data;
-        b->len = len;
-        uint32_t w14 = (uint32_t)src[14] << 8 | src[15];  /* sums are of
-                                                            big-endian words */
-        copy16(dst, src);
-        uint32_t s = tern_csum_copy(dst + 16, src + 16, len - 16, w14);
-        s = (s & 0xffff) + (s >> 16);
-        b->rx_sum = (uint16_t)((s & 0xffff) + (s >> 16));
-        b->flags = TERN_BUF_RX_SUM;
-    }
+    if (b)
+        tern_frame_copy_sum(b, f->data, f->len);
     tern_pool_release_one(d->src, f);
     return b;
 }

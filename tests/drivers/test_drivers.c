@@ -12,6 +12,7 @@
  *   tx_arp_reply   our hand-built ARP reply lands in the kernel's neighbours
  *   icmp_echo      our echo request to the kernel side is answered
  *   partial_csum   afpacket completes a checksum the kernel left partial
+ *   rx_sum_on_copy afpacket copies a long frame with its sum (RX_SUM)
  *   rx_per_frame   afpacket hands each frame over as soon as the kernel has
  *                  written it (no block held back for a retire timer), poll
  *                  says so, and a sleeping poll() wakes for one frame
@@ -300,6 +301,16 @@ static bool afpacket_on_veth(void)
     return !strcmp(drv_name, "afpacket") && !strcmp(hosts.mode, "veth");
 }
 
+/* The kernel side sends to IP_T at our MAC without asking ARP. */
+static void kernel_neigh_to_us(const tern_dev *d)
+{
+    char mac[18];
+    dt_fmt_mac(d->mac, mac);
+    assert_int_equal(dt_sh("ip -n %s neigh replace %s lladdr %s dev %s "
+                           "nud permanent", hosts.ns_k, getenv("IP_T"), mac,
+                           hosts.if_k), 0);
+}
+
 /* afpacket: with tx checksum offload on at the kernel side, a UDP datagram
  * the kernel sends leaves with a partial checksum; the driver completes it. */
 static void partial_csum(void **state)
@@ -310,11 +321,7 @@ static void partial_csum(void **state)
         skip();
         return;
     }
-    char mac[18];
-    dt_fmt_mac(d->mac, mac);
-    assert_int_equal(dt_sh("ip -n %s neigh replace %s lladdr %s dev %s "
-                           "nud permanent", hosts.ns_k, getenv("IP_T"), mac,
-                           hosts.if_k), 0);
+    kernel_neigh_to_us(d);
     if (dt_sh("ip netns exec %s ethtool -K %s tx on >/dev/null 2>&1",
               hosts.ns_k, hosts.if_k) != 0) {
         skip();
@@ -354,6 +361,49 @@ static void partial_csum(void **state)
     }
     dt_sh("ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1", hosts.ns_k,
           hosts.if_k);
+    assert_true(got);
+}
+
+/* afpacket: a long frame is copied with its sum (RX_SUM: the bytes after
+ * the Ethernet header), which the stack's checksum test then uses. */
+static void rx_sum_on_copy(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    if (!afpacket_on_veth()) {
+        skip();
+        return;
+    }
+    kernel_neigh_to_us(d);
+    bool got = false;
+    tern_buf *frames[32];
+    uint64_t end = dt_now_ns() + 3000ull * 1000000ull, next_send = 0;
+    while (!got && dt_now_ns() < end) {
+        if (dt_now_ns() >= next_send) {
+            dt_sh("ip netns exec %s bash -c 'printf %%1000s x > "
+                  "/dev/udp/%s/9998' >/dev/null 2>&1", hosts.ns_k,
+                  getenv("IP_T"));
+            next_send = dt_now_ns() + 500ull * 1000000ull;
+        }
+        dt_wait(d, 0, 50);
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            const tern_buf *b = frames[i];
+            const uint8_t *f = b->data, *ip = f + 14, *u = ip + 20;
+            if (!got && b->len >= 14 + 20 + 8 + 1000 &&
+                get16(f + 12) == 0x0800 && ip[9] == 17 &&
+                get16(u + 2) == 9998) {
+                assert_int_equal(b->flags & TERN_BUF_RX_SUM, TERN_BUF_RX_SUM);
+                assert_int_equal(b->rx_sum,
+                                 tern_csum_fold(tern_csum_partial(
+                                     f + 14, b->len - 14, 0)));
+                got = true;
+            } else if (b->len <= 256) {
+                assert_int_equal(b->flags & TERN_BUF_RX_SUM, 0);
+            }
+            tern_pool_release(d->pools[0], frames[i]);
+        }
+    }
     assert_true(got);
 }
 
@@ -580,6 +630,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(tx_arp_reply, setup, teardown),
         cmocka_unit_test_setup_teardown(icmp_echo, setup, teardown),
         cmocka_unit_test_setup_teardown(partial_csum, setup, teardown),
+        cmocka_unit_test_setup_teardown(rx_sum_on_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(rx_per_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(two_queues, setup, teardown),
     };
