@@ -311,6 +311,63 @@ static void kernel_neigh_to_us(const tern_dev *d)
                            hosts.if_k), 0);
 }
 
+/* The UDP datagram to port in frame b (IPv4, no options), or NULL. */
+static const uint8_t *udp_to(const tern_buf *b, uint16_t port)
+{
+    const uint8_t *f = b->data, *ip = f + 14;
+    if (b->len < 14 + 20 + 8 || get16(f + 12) != 0x0800 || ip[0] != 0x45 ||
+        ip[9] != 17 || get16(ip + 20 + 2) != port)
+        return NULL;
+    return ip + 20;
+}
+
+/* Have the kernel side send `bytes` bytes of spaces to IP_T:port by UDP
+ * every 500 ms, for 3 s at most, until a frame carrying one arrives: that
+ * frame is checked by check; the others get check_other (may be NULL). */
+static bool kernel_udp_until(tern_dev *d, uint16_t port, unsigned bytes,
+                             void (*check)(const tern_buf *),
+                             void (*check_other)(const tern_buf *))
+{
+    bool got = false;
+    tern_buf *frames[32];
+    uint64_t end = dt_now_ns() + 3000ull * 1000000ull, next_send = 0;
+    while (!got && dt_now_ns() < end) {
+        if (dt_now_ns() >= next_send) {
+            dt_sh("ip netns exec %s bash -c 'printf %%%us x > "
+                  "/dev/udp/%s/%u' >/dev/null 2>&1", hosts.ns_k, bytes,
+                  getenv("IP_T"), (unsigned)port);
+            next_send = dt_now_ns() + 500ull * 1000000ull;
+        }
+        dt_wait(d, 0, 50);
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            if (!got && udp_to(frames[i], port)) {
+                check(frames[i]);
+                got = true;
+            } else if (check_other) {
+                check_other(frames[i]);
+            }
+            tern_pool_release(d->pools[0], frames[i]);
+        }
+    }
+    return got;
+}
+
+/* The UDP checksum of a datagram to port 9999 verifies. */
+static void udp_sum_good(const tern_buf *b)
+{
+    const uint8_t *u = udp_to(b, 9999), *ip = b->data + 14;
+    size_t ul = get16(u + 4);
+    uint8_t ph[12 + 1500];
+    assert_true(ul <= 1500 && 14 + 20 + ul <= b->len);
+    memcpy(ph, ip + 12, 8);
+    ph[8] = 0;
+    ph[9] = 17;
+    put16(ph + 10, (uint16_t)ul);
+    memcpy(ph + 12, u, ul);
+    assert_int_equal(dt_csum(ph, 12 + ul), 0);
+}
+
 /* afpacket: with tx checksum offload on at the kernel side, a UDP datagram
  * the kernel sends leaves with a partial checksum; the driver completes it. */
 static void partial_csum(void **state)
@@ -327,41 +384,26 @@ static void partial_csum(void **state)
         skip();
         return;
     }
-    static const char msg[] = "tern-partial-csum";
-    bool got = false;
-    tern_buf *frames[32];
-    uint64_t end = dt_now_ns() + 3000ull * 1000000ull, next_send = 0;
-    while (!got && dt_now_ns() < end) {
-        if (dt_now_ns() >= next_send) {
-            dt_sh("ip netns exec %s bash -c 'printf %s > /dev/udp/%s/9999' "
-                  ">/dev/null 2>&1", hosts.ns_k, msg, getenv("IP_T"));
-            next_send = dt_now_ns() + 500ull * 1000000ull;
-        }
-        dt_wait(d, 0, 50);
-        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
-        for (unsigned i = 0; i < n; i++) {
-            const uint8_t *f = frames[i]->data;
-            const uint8_t *ip = f + 14, *u = ip + 20;
-            if (!got && frames[i]->len >= 14 + 20 + 8 + sizeof(msg) - 1 &&
-                get16(f + 12) == 0x0800 && ip[0] == 0x45 && ip[9] == 17 &&
-                get16(u + 2) == 9999) {
-                size_t ul = get16(u + 4);
-                uint8_t ph[12 + 1500];
-                assert_true(ul <= 1500);
-                memcpy(ph, ip + 12, 8);
-                ph[8] = 0;
-                ph[9] = 17;
-                put16(ph + 10, (uint16_t)ul);
-                memcpy(ph + 12, u, ul);
-                assert_int_equal(dt_csum(ph, 12 + ul), 0);
-                got = true;
-            }
-            tern_pool_release(d->pools[0], frames[i]);
-        }
-    }
+    bool got = kernel_udp_until(d, 9999, 17, udp_sum_good, NULL);
     dt_sh("ip netns exec %s ethtool -K %s tx off >/dev/null 2>&1", hosts.ns_k,
           hosts.if_k);
     assert_true(got);
+}
+
+/* A frame carries the driver's sum of its bytes after the Ethernet header. */
+static void has_rx_sum(const tern_buf *b)
+{
+    assert_true(b->len >= 14 + 20 + 8 + 1000);
+    assert_int_equal(b->flags & TERN_BUF_RX_SUM, TERN_BUF_RX_SUM);
+    assert_int_equal(b->rx_sum, tern_csum_fold(tern_csum_partial(
+                                    b->data + 14, b->len - 14, 0)));
+}
+
+/* A short frame does not (the stack sums it). */
+static void short_has_no_rx_sum(const tern_buf *b)
+{
+    if (b->len <= 256)
+        assert_int_equal(b->flags & TERN_BUF_RX_SUM, 0);
 }
 
 /* afpacket: a long frame is copied with its sum (RX_SUM: the bytes after
@@ -375,36 +417,8 @@ static void rx_sum_on_copy(void **state)
         return;
     }
     kernel_neigh_to_us(d);
-    bool got = false;
-    tern_buf *frames[32];
-    uint64_t end = dt_now_ns() + 3000ull * 1000000ull, next_send = 0;
-    while (!got && dt_now_ns() < end) {
-        if (dt_now_ns() >= next_send) {
-            dt_sh("ip netns exec %s bash -c 'printf %%1000s x > "
-                  "/dev/udp/%s/9998' >/dev/null 2>&1", hosts.ns_k,
-                  getenv("IP_T"));
-            next_send = dt_now_ns() + 500ull * 1000000ull;
-        }
-        dt_wait(d, 0, 50);
-        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
-        for (unsigned i = 0; i < n; i++) {
-            const tern_buf *b = frames[i];
-            const uint8_t *f = b->data, *ip = f + 14, *u = ip + 20;
-            if (!got && b->len >= 14 + 20 + 8 + 1000 &&
-                get16(f + 12) == 0x0800 && ip[9] == 17 &&
-                get16(u + 2) == 9998) {
-                assert_int_equal(b->flags & TERN_BUF_RX_SUM, TERN_BUF_RX_SUM);
-                assert_int_equal(b->rx_sum,
-                                 tern_csum_fold(tern_csum_partial(
-                                     f + 14, b->len - 14, 0)));
-                got = true;
-            } else if (b->len <= 256) {
-                assert_int_equal(b->flags & TERN_BUF_RX_SUM, 0);
-            }
-            tern_pool_release(d->pools[0], frames[i]);
-        }
-    }
-    assert_true(got);
+    assert_true(kernel_udp_until(d, 9998, 1000, has_rx_sum,
+                                 short_has_no_rx_sum));
 }
 
 /* ---- afpacket: per-frame hand-over ---- */
