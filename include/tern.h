@@ -217,12 +217,19 @@ static inline void tern_buf_mark_free(tern_buf *b)
 #endif
 }
 
+/* Whether b lies in the LIFO's pool, [base, base + span): one compare. */
+static inline bool tern_buf_stack_spans(const tern_buf_stack *s,
+                                        const tern_buf *b)
+{
+    return (uintptr_t)b - (uintptr_t)s->base < s->span;
+}
+
 /* Push b (refs fell to 0) when it lies in the LIFO's pool; false otherwise
  * (the caller then calls free). No room test: the LIFO holds every buffer
  * of its pool (see tern_buf_stack). */
 static inline bool tern_buf_stack_push(tern_buf_stack *s, tern_buf *b)
 {
-    if ((uintptr_t)b - (uintptr_t)s->base >= s->span)
+    if (!tern_buf_stack_spans(s, b))
         return false;
     tern_buf_mark_free(b);
     s->free[s->top++] = b;

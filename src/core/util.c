@@ -719,23 +719,16 @@ static inline uint64_t avx2_copy_sum_blocks(uint8_t **d, const uint8_t **p,
     return (uint64_t)(s + ((int64_t)n << 19));
 }
 
-/* tern_csum_copy of SSE_MIN_LEN bytes or more with AVX2 (asked first if
- * not yet), else the SSE2 + adc loop. Out of line, as x86_csum_long. */
+/* tern_csum_copy of SSE_MIN_LEN bytes or more with AVX2. Out of line, as
+ * x86_csum_long. On the first call the CPU is asked; without AVX2 the
+ * answer (CSUM_AVX2_OFF) sends this and every later copy to
+ * tern_csum_copy's SSE2 + adc loop. */
 __attribute__((noinline, visibility("hidden"))) uint32_t
 tern_x86_copy_sum_long(uint8_t *d, const uint8_t *s, size_t len, uint32_t sum)
 {
-    int avx2 = __atomic_load_n(&csum_avx2, __ATOMIC_RELAXED);
-    if (!avx2)
-        avx2 = csum_avx2_ask();
-    if (avx2 != CSUM_AVX2_ON) {
-        uint64_t a = x86_copy_sum_64s(&d, &s, len >> 6, 0);
-        if (len & 32) {
-            a = x86_copy_sum32(d, s, a);
-            s += 32;
-            d += 32;
-        }
-        return csum_finish(x86_copy_sum_tail(d, s, len, a), sum);
-    }
+    if (__atomic_load_n(&csum_avx2, __ATOMIC_RELAXED) != CSUM_AVX2_ON &&
+        csum_avx2_ask() != CSUM_AVX2_ON)
+        return tern_csum_copy(d, s, len, sum);
     size_t n = len >> 5;
     uint64_t a = 0;
     do {

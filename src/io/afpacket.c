@@ -384,18 +384,16 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
             tern_pool_release(pool, b);
         } else {
             const uint8_t *frame = (uint8_t *)h + h->tp_mac;
-            if (st & TP_STATUS_CSUMNOTREADY) {
-                memcpy(b->data, frame, caplen);
-                b->len = caplen;
-                if (tern_netif_complete_csum(b->data, b->len))
-                    d->csum_completed++;
-            } else if (caplen > AFP_SUM_MIN) {
+            if (caplen > AFP_SUM_MIN && !(st & TP_STATUS_CSUMNOTREADY)) {
                 /* bulk data: the stack's checksum test gets the sum of
                  * this copy (RX_SUM) and reads the payload no more */
                 tern_frame_copy_sum(b, frame, caplen);
             } else {
                 memcpy(b->data, frame, caplen);
                 b->len = caplen;
+                if ((st & TP_STATUS_CSUMNOTREADY) &&
+                    tern_netif_complete_csum(b->data, b->len))
+                    d->csum_completed++;
             }
             frames[n++] = b;
             d->base.rx_frames++;

@@ -834,13 +834,6 @@ void tern_memlink_tx(void *ctx, tern_buf **frames, unsigned n)
         tx_general(d->link, d, frames + i, n - i);
 }
 
-/* Whether b is one of pool p's buffers (a frame in a ring is one of the
- * sender's, one of the receiver's or a view: the range tells them apart). */
-static inline bool in_pool(const tern_pool *p, const tern_buf *b)
-{
-    return (uintptr_t)b - (uintptr_t)p->stack.base < p->stack.span;
-}
-
 /* Copy a frame tx_plain queued as the sender's buffer f (more than
  * SMALL_MAX bytes) into a buffer of the receiver, summing it in the same
  * pass for the receiver's checksum test (RX_SUM). The sender's reference
@@ -865,7 +858,9 @@ static unsigned land(ml_dir *d, tern_buf **frames, unsigned n)
     unsigned out = 0;
     for (unsigned k = 0; k < n; k++) {
         tern_buf *f = frames[k];
-        if (!in_pool(d->src, f)) {
+        /* a frame in the ring is the sender's (not landed yet), the
+         * receiver's or a view: the sender's pool's range tells */
+        if (!tern_buf_stack_spans(&d->src->stack, f)) {
             frames[out++] = f;
             continue;
         }
