@@ -286,7 +286,7 @@ static void lro_chain(void **s)
 }
 
 /* An LRO frame is one segment on the wire: its pieces get one ACK, after
- * the last one, not one per STRETCH_SEGS pieces (clean link). */
+ * the last one, not one per ack_stretch bytes (clean link). */
 static void lro_one_ack_per_frame(void **s)
 {
     (void)s;

@@ -1,5 +1,6 @@
 /* cc_newreno.c - RFC 5681 congestion control counted in bytes (RFC 3465
- * appropriate byte counting, L = 2 SMSS). Recovery itself (RFC 6582 /
+ * appropriate byte counting; in slow start an ACK counts up to 64 KiB,
+ * see cc_slow_start). Recovery itself (RFC 6582 /
  * RFC 6675) lives in input_ack.c; this file only sizes the windows. */
 #include "cc.h"
 
@@ -16,7 +17,12 @@ void cc_initial_window(struct tern_conn *c)
 uint32_t cc_slow_start(struct tern_conn *c, uint32_t acked)
 {
     uint32_t room = c->ssthresh - c->cwnd;    /* caller: cwnd < ssthresh */
-    uint32_t lim = 2u * c->mss;
+    /* RFC 3465's limit of 2 SMSS per ACK would make slow start linear
+     * behind a receiver that ACKs once per burst or aggregate (tern's
+     * ack_stretch, Linux GRO): such an ACK counts whole, up to the 64 KiB
+     * a stretch ACK may cover (as Linux counts stretch ACKs). */
+    uint32_t lim = 2u * c->mss > TCP_ACK_STRETCH_MAX ? 2u * c->mss
+                                                     : TCP_ACK_STRETCH_MAX;
     uint32_t inc = acked < lim ? acked : lim;
     if (inc >= room) {
         c->cwnd = c->ssthresh;

@@ -139,7 +139,6 @@ static bool rcv_fin(tern_stack *st, struct tern_conn *c)
  * per segment. So for a while after out-of-order data every segment is
  * ACKed at once (as Linux's quick-ACK mode does). */
 #define QUICKACK_SEGS 32
-#define STRETCH_SEGS 4
 
 static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
 {
@@ -148,12 +147,13 @@ static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
         c->quickacks--;
         now = true;
     }
-    /* Inside a long burst, ACK every STRETCH_SEGS full segments at once
-     * rather than once at the end: a single lost stretch ACK would
-     * otherwise leave a window-limited sender with nothing to go on. The
-     * pieces of one LRO frame are one segment on the wire, as a GRO
-     * packet is to Linux: they get one ACK, after the last piece. */
-    if (c->rcv_unacked >= STRETCH_SEGS * c->rcv_mss && !tl->in_chain) {
+    /* One ACK at the end of the input burst (run_pending), but inside a
+     * long burst one every ack_stretch bytes at once: a single lost
+     * stretch ACK would otherwise leave a window-limited sender with
+     * nothing to go on. The pieces of one LRO frame are one segment on
+     * the wire, as a GRO packet is to Linux: they get one ACK, after the
+     * last piece. */
+    if (c->rcv_unacked >= tl->ack_stretch && !tl->in_chain) {
         tcp_send_ack(st, c);
         return;
     }

@@ -33,6 +33,7 @@
 
 #define TCP_MAX_WS 14
 #define TCP_MSS_FLOOR 64      /* smallest peer MSS we accept (see docs) */
+#define TCP_ACK_STRETCH_MAX 65536u  /* most bytes one in-burst ACK covers */
 #define TCP_MSS_DEFAULT 536   /* RFC 9293: when the peer sends none */
 #define TCP_TS_LEN 12         /* NOP NOP TS(10) */
 /* Headroom a buffer needs for the largest headers (Ethernet, IPv4 without
@@ -343,6 +344,7 @@ struct tcp_layer {
     uint64_t delack_ns, keepalive_ns, time_wait_ns;
     uint16_t our_mss;         /* MTU - 40 */
     uint8_t rcv_ws;
+    uint32_t ack_stretch;     /* bytes in one burst that draw an ACK at once */
     bool sack, ts, ws, nagle, delack;
     bool no_predict;          /* tests: every segment takes the general path */
     uint64_t predicted;       /* segments the fast path took (tests) */

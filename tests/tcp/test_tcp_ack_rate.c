@@ -1,0 +1,159 @@
+/* How often the receiver ACKs data that comes in bursts (ack_policy): one
+ * ACK at the end of an input burst, plus one inside a long burst every
+ * quarter window (at most 64 KiB, at least two full segments); and the
+ * sender's slow start counting such a stretch ACK whole, up to 64 KiB. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "harness.h"
+#include "tcp/cc.h"
+#include "tcp/tcp.h"
+
+#define SEG 1448u
+#define MAX_BURST 64
+
+static uint32_t g_rcv_buf;
+static void tweak(tern_config *c) { c->rcv_buf = g_rcv_buf; }
+
+static void data_burst(peer *p, unsigned n);
+
+/* A stack with receive buffer rcv_buf and a conn from a scripted peer
+ * (40000 to 80), captured frames cleared. Two segments first: their ACK
+ * opens the scaled window (a SYN's is at most 64 KiB - 1). */
+static th *connected(peer *p, uint32_t rcv_buf)
+{
+    g_rcv_buf = rcv_buf;
+    th *t = th_new(tweak);
+    peer_init(p, t);
+    peer_connect(p, 80, 40000);
+    data_burst(p, 2);
+    assert_int_equal(tp_count(t), 1);
+    th_clear(t);
+    return t;
+}
+
+/* n full data segments from the peer in one tern_input call, as a driver
+ * hands over a burst. */
+static void data_burst(peer *p, unsigned n)
+{
+    static uint8_t payload[SEG];
+    tern_buf *b[MAX_BURST];
+    uint8_t opt[12] = {1, 1, 8, 10};
+    assert_true(n <= MAX_BURST);
+    for (unsigned i = 0; i < n; i++) {
+        b[i] = p->t->cfg.buf_ops.alloc(p->t->cfg.buf_ops.ctx);
+        assert_non_null(b[i]);
+        th_put32(opt + 4, p->tsval);
+        th_put32(opt + 8, p->tsecr);
+        b[i]->len = (uint32_t)tp_frame(b[i]->data, TH_PEER_IP, TH_IP, p->port,
+                                       p->lport, p->seq, p->ack, F_ACK, p->wnd,
+                                       opt, sizeof opt, payload, SEG);
+        p->seq += SEG;
+    }
+    tern_input(p->t->st, b, n, p->t->now);
+}
+
+/* The captured pure ACKs' acknowledgment numbers, in order; how many. */
+static unsigned acks_sent(th *t, uint32_t *acks, unsigned max)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < tp_count(t); i++) {
+        tpkt k;
+        assert_true(tp_get(t, (int)i, &k));
+        assert_int_equal(k.len, 0);
+        assert_true(k.flags & F_ACK);
+        assert_true(n < max);
+        acks[n++] = k.ack;
+    }
+    return n;
+}
+
+/* 32 full segments in one burst, 46 KiB of a 256 KiB window: one ACK,
+ * at the end, for all of them. */
+static void one_ack_per_burst(void **s)
+{
+    (void)s;
+    peer p;
+    th *t = connected(&p, 256u * 1024);
+    uint32_t start = p.seq, acks[8];
+    data_burst(&p, 32);
+    assert_int_equal(acks_sent(t, acks, 8), 1);
+    assert_int_equal(acks[0], start + 32 * SEG);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* 60 segments in one burst (87 KiB): an ACK once 64 KiB came in (the
+ * 46th segment), the rest at the end. */
+static void stretch_ack_inside_long_burst(void **s)
+{
+    (void)s;
+    peer p;
+    th *t = connected(&p, 256u * 1024);
+    uint32_t start = p.seq, acks[8];
+    data_burst(&p, 60);
+    assert_int_equal(acks_sent(t, acks, 8), 2);
+    assert_int_equal(acks[0], start + 46 * SEG);   /* 45 * 1448 < 65536 */
+    assert_int_equal(acks[1], start + 60 * SEG);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* A 16 KiB window: an ACK every quarter of it (4 KiB, three segments),
+ * so no single lost ACK leaves the sender waiting for the timer. */
+static void small_window_quarter_acks(void **s)
+{
+    (void)s;
+    peer p;
+    th *t = connected(&p, 16u * 1024);
+    uint32_t start = p.seq, acks[8];
+    data_burst(&p, 10);
+    assert_int_equal(acks_sent(t, acks, 8), 3);
+    for (unsigned i = 0; i < 3; i++)
+        assert_int_equal(acks[i], start + 3 * (i + 1) * SEG);
+    /* the one segment after them waits for the delayed ACK */
+    th_advance_us(t, 50000);
+    assert_int_equal(acks_sent(t, acks, 8), 4);
+    assert_int_equal(acks[3], start + 10 * SEG);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* Slow start takes a stretch ACK whole up to 64 KiB (RFC 3465's 2 SMSS
+ * would make it linear behind a receiver that ACKs once per burst), for
+ * both congestion controls; above the limit it counts 64 KiB. */
+static void slow_start_counts_stretch_ack(void **s)
+{
+    (void)s;
+    const tcp_cc_ops *ops[2] = {&tcp_cc_newreno, &tcp_cc_cubic};
+    for (int k = 0; k < 2; k++) {
+        struct tern_conn c;
+        memset(&c, 0, sizeof c);
+        c.mss = SEG;
+        ops[k]->init(&c);
+        uint32_t w0 = c.cwnd;
+        assert_int_equal(w0, 10 * SEG);
+        ops[k]->on_ack(&c, 32 * SEG, 1000, TERN_NS_PER_SEC);
+        assert_int_equal(c.cwnd, w0 + 32 * SEG);
+        uint32_t w1 = c.cwnd;
+        ops[k]->on_ack(&c, 100 * SEG, 1000, 2 * TERN_NS_PER_SEC);
+        assert_int_equal(c.cwnd, w1 + TCP_ACK_STRETCH_MAX);
+        /* past ssthresh, only up to it */
+        c.ssthresh = c.cwnd + SEG;
+        ops[k]->on_ack(&c, 10 * SEG, 1000, 3 * TERN_NS_PER_SEC);
+        assert_true(c.cwnd >= c.ssthresh);
+        assert_true(c.cwnd < c.ssthresh + 10 * SEG);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(one_ack_per_burst),
+        cmocka_unit_test(stretch_ack_inside_long_burst),
+        cmocka_unit_test(small_window_quarter_acks),
+        cmocka_unit_test(slow_start_counts_stretch_ack),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
