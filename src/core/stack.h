@@ -52,6 +52,7 @@ struct tern_stack {
     tern_counters ctr;
     void *user;
     uint64_t now;             /* time of the current input/poll call */
+    unsigned burst;           /* frames of the current tern_input call */
     bool clock_ok;            /* now came from an input/poll call */
     uint32_t netmask;         /* from prefix_len, host order */
     uint32_t bcast;           /* directed broadcast of our subnet */

@@ -147,13 +147,21 @@ static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
         c->quickacks--;
         now = true;
     }
-    /* One ACK at the end of the input burst (run_pending), but inside a
-     * long burst one every ack_stretch bytes at once: a single lost
-     * stretch ACK would otherwise leave a window-limited sender with
-     * nothing to go on. The pieces of one LRO frame are one segment on
-     * the wire, as a GRO packet is to Linux: they get one ACK, after the
-     * last piece. */
-    if (c->rcv_unacked >= tl->ack_stretch && !tl->in_chain) {
+    /* One ACK at the end of the input burst (run_pending), and inside a
+     * long burst one every few segments at once: a lost ACK must not
+     * leave the sender nothing to go on when its whole flight came in one
+     * burst. So every TCP_ACK_STRETCH_SEGS full segments; but in a burst
+     * of TCP_ACK_BIG_BURST frames or more (a driver that fills its bursts
+     * has more queued: the flight spans bursts, each of which draws its
+     * own ACK) one per ack_stretch bytes, a quarter window, at most
+     * 64 KiB: one per burst in bulk, an eighth of the pure ACKs, where
+     * ACKs every 4 segments cost bulk over the mem link 15%. The pieces
+     * of one LRO frame are one segment on the wire, as a GRO packet is to
+     * Linux: they get one ACK, after the last piece. */
+    uint32_t stretch = st->burst >= TCP_ACK_BIG_BURST
+                           ? tl->ack_stretch
+                           : TCP_ACK_STRETCH_SEGS * c->rcv_mss;
+    if (c->rcv_unacked >= stretch && !tl->in_chain) {
         tcp_send_ack(st, c);
         return;
     }

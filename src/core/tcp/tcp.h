@@ -34,6 +34,8 @@
 #define TCP_MAX_WS 14
 #define TCP_MSS_FLOOR 64      /* smallest peer MSS we accept (see docs) */
 #define TCP_ACK_STRETCH_MAX 65536u  /* most bytes one in-burst ACK covers */
+#define TCP_ACK_STRETCH_SEGS 4u /* in-burst ACK distance, in full segments */
+#define TCP_ACK_BIG_BURST 32u /* frames in a burst that spread the ACKs */
 #define TCP_MSS_DEFAULT 536   /* RFC 9293: when the peer sends none */
 #define TCP_TS_LEN 12         /* NOP NOP TS(10) */
 /* Headroom a buffer needs for the largest headers (Ethernet, IPv4 without
