@@ -144,7 +144,7 @@ static void stack_clock(tern_stack *st, uint64_t now)
 void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now)
 {
     stack_clock(st, now);
-    st->burst = n;
+    tcp_input_begin(st, n);
     for (unsigned i = 0; i < n; i++) {
         CTR(st, eth_in);
         if (!tcp_input_frame(st, frames[i]))

@@ -52,7 +52,6 @@ struct tern_stack {
     tern_counters ctr;
     void *user;
     uint64_t now;             /* time of the current input/poll call */
-    unsigned burst;           /* frames of the current tern_input call */
     bool clock_ok;            /* now came from an input/poll call */
     uint32_t netmask;         /* from prefix_len, host order */
     uint32_t bcast;           /* directed broadcast of our subnet */
@@ -307,6 +306,8 @@ void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
 bool tcp_input_frame(tern_stack *st, tern_buf *b);
 /* Release every buffer TCP holds (tern_stack_fini). */
 void tcp_fini(tern_stack *st);
+/* Called once at the start of every tern_input() burst of n frames. */
+void tcp_input_begin(tern_stack *st, unsigned n);
 /* Called once at the end of every tern_input() burst, before the transmit
  * flush: the place to send the one pending ACK per connection. */
 void tcp_input_done(tern_stack *st);

@@ -62,6 +62,10 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     if (stretch < 2u * tl->our_mss)
         stretch = 2u * tl->our_mss;
     tl->ack_stretch = stretch;
+    /* a full segment's payload: the MSS less the timestamp option */
+    tl->short_stretch = TCP_ACK_STRETCH_SEGS *
+                        (uint32_t)(tl->our_mss - (tl->ts ? TCP_TS_LEN : 0));
+    tl->burst_stretch = tl->short_stretch;
     tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 }
 

@@ -222,6 +222,14 @@ static void run_pending(tern_stack *st)
     }
 }
 
+void tcp_input_begin(tern_stack *st, unsigned n)
+{
+    struct tcp_layer *tl = TL(st);
+    if (tl)                         /* see ack_policy (input_estab.c) */
+        tl->burst_stretch = n >= TCP_ACK_BIG_BURST ? tl->ack_stretch
+                                                   : tl->short_stretch;
+}
+
 void tcp_input_done(tern_stack *st)
 {
     struct tcp_layer *tl = TL(st);

@@ -158,10 +158,7 @@ static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
      * ACKs every 4 segments cost bulk over the mem link 15%. The pieces
      * of one LRO frame are one segment on the wire, as a GRO packet is to
      * Linux: they get one ACK, after the last piece. */
-    uint32_t stretch = st->burst >= TCP_ACK_BIG_BURST
-                           ? tl->ack_stretch
-                           : TCP_ACK_STRETCH_SEGS * c->rcv_mss;
-    if (c->rcv_unacked >= stretch && !tl->in_chain) {
+    if (c->rcv_unacked >= tl->burst_stretch && !tl->in_chain) {
         tcp_send_ack(st, c);
         return;
     }

@@ -346,7 +346,9 @@ struct tcp_layer {
     uint64_t delack_ns, keepalive_ns, time_wait_ns;
     uint16_t our_mss;         /* MTU - 40 */
     uint8_t rcv_ws;
-    uint32_t ack_stretch;     /* bytes in one burst that draw an ACK at once */
+    uint32_t ack_stretch;     /* bytes in one big burst that draw an ACK */
+    uint32_t short_stretch;   /* the same in a short burst: 4 full segments */
+    uint32_t burst_stretch;   /* the one for this burst (tcp_input_begin) */
     bool sack, ts, ws, nagle, delack;
     bool no_predict;          /* tests: every segment takes the general path */
     uint64_t predicted;       /* segments the fast path took (tests) */
