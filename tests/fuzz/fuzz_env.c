@@ -256,15 +256,41 @@ tern_stack *fz_reset(void)
     return cur;
 }
 
+/* A frame of len bytes in a fresh buffer (len cut to fit); NULL when
+ * the pool is dry. */
+static tern_buf *frame_buf(const uint8_t *data, size_t *len)
+{
+    if (*len > FZ_BUF_SIZE - TERN_HEADROOM)
+        *len = FZ_BUF_SIZE - TERN_HEADROOM;
+    tern_buf *b = fz_alloc(NULL);
+    if (b) {
+        memcpy(b->data, data, *len);
+        b->len = (uint32_t)*len;
+    }
+    return b;
+}
+
 void fz_frame(tern_stack *st, const uint8_t *data, size_t len, uint64_t now)
 {
-    if (len > FZ_BUF_SIZE - TERN_HEADROOM)
-        len = FZ_BUF_SIZE - TERN_HEADROOM;
-    tern_buf *b = fz_alloc(NULL);
+    tern_buf *b = frame_buf(data, &len);
+    if (b)
+        tern_input(st, &b, 1, now);
+}
+
+void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
+                  uint64_t now, uint16_t wrong)
+{
+    tern_buf *b = frame_buf(data, &len);
     if (!b)
         return;
-    memcpy(b->data, data, len);
-    b->len = (uint32_t)len;
+    /* big-endian words after the Ethernet header, an odd byte padded */
+    uint64_t s = wrong;
+    for (size_t i = 14; i < len; i += 2)
+        s += (uint32_t)data[i] << 8 | (i + 1 < len ? data[i + 1] : 0);
+    while (s >> 16)
+        s = (s & 0xffff) + (s >> 16);
+    b->flags = TERN_BUF_RX_SUM;
+    b->rx_sum = (uint16_t)s;
     tern_input(st, &b, 1, now);
 }
 

@@ -23,6 +23,11 @@
 tern_stack *fz_reset(void);
 /* Feed one frame of len bytes at time now. */
 void fz_frame(tern_stack *st, const uint8_t *data, size_t len, uint64_t now);
+/* The same flagged TERN_BUF_RX_SUM, as a copying driver hands a frame,
+ * with the sum of its bytes after the Ethernet header plus `wrong` (0: the
+ * right sum). */
+void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
+                  uint64_t now, uint16_t wrong);
 /* Buffers lent and not returned: must be 0 after tern_stack_fini. */
 long fz_outstanding(void);
 
