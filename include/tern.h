@@ -454,6 +454,14 @@ void tern_stack_fini(tern_stack *st);
  * Feed a burst of received Ethernet frames. The stack takes one reference of
  * each (it releases or keeps them). Callbacks run inside; queued transmit
  * frames are flushed before it returns.
+ *
+ * Hand over whole bursts, as the driver gave them: a connection gets at most
+ * one pure ACK per call (plus one every 4 full segments inside it, so that a
+ * sender whose whole flight came in one call is not left waiting on one lost
+ * ACK). A call of 32 frames or more means the driver had more queued, so the
+ * ACKs inside it stretch to a quarter window (at most 64 KiB): bulk receive
+ * then sends about one ACK per call. Feeding frames one at a time works but
+ * costs an ACK every second segment.
  */
 void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now);
 
