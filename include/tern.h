@@ -356,6 +356,9 @@ typedef struct tern_config {
     uint32_t arp_entries;     /* ARP cache size, default 64 */
     uint32_t arp_pending;     /* frames waiting for ARP, default 64 */
     uint32_t tx_burst;        /* frames per tx call, default 32 */
+    uint32_t rx_burst;        /* frames per tern_input call the driver asks
+                                 for, default 32: a call this long had more
+                                 queued behind it (see tern_input) */
 
     /* TCP behaviour. */
     uint32_t rcv_buf;         /* receive window bytes per conn, default 256 KiB */
@@ -458,9 +461,10 @@ void tern_stack_fini(tern_stack *st);
  * Hand over whole bursts, as the driver gave them: a connection gets at most
  * one pure ACK per call (plus one every 4 full segments inside it, so that a
  * sender whose whole flight came in one call is not left waiting on one lost
- * ACK). A call of 32 frames or more means the driver had more queued, so the
- * ACKs inside it stretch to a quarter window (at most 64 KiB): bulk receive
- * then sends about one ACK per call. Feeding frames one at a time works but
+ * ACK). A call of cfg.rx_burst frames or more (default 32: set it to the burst
+ * your driver asks for) means the driver had more queued, so the ACKs inside
+ * it stretch to a quarter window (at most 64 KiB): bulk receive then sends
+ * about one ACK per call. Feeding frames one at a time works but
  * costs an ACK every second segment.
  */
 void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now);

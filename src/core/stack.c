@@ -23,6 +23,7 @@ static void fill_defaults(tern_config *c)
     DEF(arp_entries, 64);
     DEF(arp_pending, 64);
     DEF(tx_burst, 32);
+    DEF(rx_burst, 32);
     DEF(rcv_buf, 256u * 1024);
     DEF(snd_buf, 256u * 1024);
     /* room for a whole window of out-of-order segments, or a loss makes

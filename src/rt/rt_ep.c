@@ -138,6 +138,7 @@ static int mem_endpoints(rt_core *c)
         cfg.caps = tern_memlink_caps(c->ml, end);
         cfg.buf_ops = tern_memlink_buf_ops(c->ml, end);
         cfg.tx = tern_memlink_tx;
+        cfg.rx_burst = RT_BURST;    /* what rt_loop asks the link for */
         cfg.tx_ctx = tern_memlink_tx_ctx(c->ml, end);
         if (ep_stack_init(ep, &cfg))
             return -1;
@@ -188,6 +189,7 @@ static int dev_endpoint(rt_core *c)
         cfg.buf_ops = tern_dev_buf_ops(r->dev, c->idx);
     cfg.tx = r->pcap[c->idx] ? ep_tx_capture : ep_tx;
     cfg.tx_ctx = ep;
+    cfg.rx_burst = RT_BURST;        /* what rt_loop asks the driver for */
     if (r->steer)
         rt_steer_configure(ep, &cfg);
     else

@@ -17,8 +17,14 @@
 #define SEG 1448u
 #define MAX_BURST 64
 
-static uint32_t g_rcv_buf;
-static void tweak(tern_config *c) { c->rcv_buf = g_rcv_buf; }
+#define RX_BURST 32u                /* tern_config.rx_burst's default */
+
+static uint32_t g_rcv_buf, g_rx_burst;
+static void tweak(tern_config *c)
+{
+    c->rcv_buf = g_rcv_buf;
+    c->rx_burst = g_rx_burst;
+}
 
 static void data_burst(peer *p, unsigned n);
 
@@ -28,6 +34,7 @@ static void data_burst(peer *p, unsigned n);
 static th *connected(peer *p, uint32_t rcv_buf)
 {
     g_rcv_buf = rcv_buf;
+    g_rx_burst = 0;
     th *t = th_new(tweak);
     peer_init(p, t);
     peer_connect(p, 80, 40000);
@@ -89,7 +96,7 @@ static void short_burst_acks_every_4(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
-/* A full burst (TCP_ACK_BIG_BURST frames: the driver had more queued, so
+/* A full burst (rx_burst frames: the driver had more queued, so
  * the flight spans bursts): 32 segments, 46 KiB of a 256 KiB window, get
  * one ACK, at the end. */
 static void big_burst_one_ack(void **s)
@@ -98,10 +105,33 @@ static void big_burst_one_ack(void **s)
     peer p;
     th *t = connected(&p, 256u * 1024);
     uint32_t start = p.seq, acks[8];
-    data_burst(&p, TCP_ACK_BIG_BURST);
+    data_burst(&p, RX_BURST);
     assert_int_equal(acks_sent(t, acks, 8), 1);
-    assert_int_equal(acks[0], start + TCP_ACK_BIG_BURST * SEG);
+    assert_int_equal(acks[0], start + RX_BURST * SEG);
     assert_int_equal(th_free(t), 0);
+}
+
+/* rx_burst set to the driver's 16: a burst of 16 is full, one ACK; with
+ * the default 32 the same burst draws one every 4 segments. */
+static void rx_burst_configured(void **s)
+{
+    (void)s;
+    uint32_t acks[8];
+    for (int k = 0; k < 2; k++) {
+        peer p;
+        g_rcv_buf = 256u * 1024;
+        g_rx_burst = k ? 16 : 0;
+        th *t = th_new(tweak);
+        peer_init(&p, t);
+        peer_connect(&p, 80, 40000);
+        data_burst(&p, 2);                  /* opens the scaled window */
+        th_clear(t);
+        uint32_t start = p.seq;
+        data_burst(&p, 16);
+        assert_int_equal(acks_sent(t, acks, 8), k ? 1 : 4);
+        assert_int_equal(acks[0], start + (k ? 16 : 4) * SEG);
+        assert_int_equal(th_free(t), 0);
+    }
 }
 
 /* 60 segments in one burst (87 KiB): an ACK once 64 KiB came in (the
@@ -127,7 +157,7 @@ static void big_burst_quarter_window(void **s)
     peer p;
     th *t = connected(&p, 64u * 1024);
     uint32_t start = p.seq, acks[8];
-    data_burst(&p, TCP_ACK_BIG_BURST);
+    data_burst(&p, RX_BURST);
     assert_int_equal(acks_sent(t, acks, 8), 3);
     assert_int_equal(acks[0], start + 12 * SEG);   /* 11 * 1448 < 16384 */
     assert_int_equal(acks[1], start + 24 * SEG);
@@ -167,6 +197,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(short_burst_acks_every_4),
         cmocka_unit_test(big_burst_one_ack),
+        cmocka_unit_test(rx_burst_configured),
         cmocka_unit_test(stretch_ack_inside_long_burst),
         cmocka_unit_test(big_burst_quarter_window),
         cmocka_unit_test(slow_start_counts_stretch_ack),

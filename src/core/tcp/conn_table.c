@@ -66,6 +66,7 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->short_stretch = TCP_ACK_STRETCH_SEGS *
                         (uint32_t)(tl->our_mss - (tl->ts ? TCP_TS_LEN : 0));
     tl->burst_stretch = tl->short_stretch;
+    tl->big_burst = cfg->rx_burst ? cfg->rx_burst : 32;
     tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 }
 

@@ -151,7 +151,7 @@ static inline void ack_policy(tern_stack *st, struct tern_conn *c, bool now)
      * long burst one every few segments at once: a lost ACK must not
      * leave the sender nothing to go on when its whole flight came in one
      * burst. So every TCP_ACK_STRETCH_SEGS full segments; but in a burst
-     * of TCP_ACK_BIG_BURST frames or more (a driver that fills its bursts
+     * of cfg.rx_burst frames or more (a driver that fills its bursts
      * has more queued: the flight spans bursts, each of which draws its
      * own ACK) one per ack_stretch bytes, a quarter window, at most
      * 64 KiB: one per burst in bulk, an eighth of the pure ACKs, where

@@ -35,7 +35,6 @@
 #define TCP_MSS_FLOOR 64      /* smallest peer MSS we accept (see docs) */
 #define TCP_ACK_STRETCH_MAX 65536u  /* most bytes one in-burst ACK covers */
 #define TCP_ACK_STRETCH_SEGS 4u /* in-burst ACK distance, in full segments */
-#define TCP_ACK_BIG_BURST 32u /* frames in a burst that spread the ACKs */
 #define TCP_MSS_DEFAULT 536   /* RFC 9293: when the peer sends none */
 #define TCP_TS_LEN 12         /* NOP NOP TS(10) */
 /* Headroom a buffer needs for the largest headers (Ethernet, IPv4 without
@@ -349,6 +348,7 @@ struct tcp_layer {
     uint32_t ack_stretch;     /* bytes in one big burst that draw an ACK */
     uint32_t short_stretch;   /* the same in a short burst: 4 full segments */
     uint32_t burst_stretch;   /* the one for this burst (tcp_input_begin) */
+    uint32_t big_burst;       /* frames in a burst that had more queued */
     bool sack, ts, ws, nagle, delack;
     bool no_predict;          /* tests: every segment takes the general path */
     uint64_t predicted;       /* segments the fast path took (tests) */
