@@ -464,8 +464,8 @@ void tern_stack_fini(tern_stack *st);
  * ACK). A call of cfg.rx_burst frames or more (default 32: set it to the burst
  * your driver asks for) means the driver had more queued, so the ACKs inside
  * it stretch to a quarter window (at most 64 KiB): bulk receive then sends
- * about one ACK per call. Feeding frames one at a time works but
- * costs an ACK every second segment.
+ * about one ACK per call. Feeding frames one at a time works but costs an
+ * ACK every second segment.
  */
 void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now);
 

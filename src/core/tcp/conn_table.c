@@ -52,10 +52,12 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->rcv_ws = tl->ws ? ws : 0;
     if (!tl->ws && tl->rcv_buf > 65535)
         tl->rcv_buf = 65535;
-    /* Inside one input burst the receiver ACKs every quarter window (so a
-     * lost ACK leaves the sender three more per window), and at least
-     * every 64 KiB, as a GRO receiver ACKs each aggregate; not below two
-     * full segments (RFC 5681 4.2's floor). */
+    /* Inside a full input burst (rx_burst frames: the flight spans
+     * bursts) the receiver ACKs every quarter window (so a lost ACK leaves
+     * the sender three more per window), and at least every 64 KiB, as a
+     * GRO receiver ACKs each aggregate; not below two full segments (RFC
+     * 5681 4.2's floor). Inside a shorter one, every 4 full segments. See
+     * ack_policy (input_estab.c). */
     uint32_t stretch = tl->rcv_buf / 4;
     if (stretch > TCP_ACK_STRETCH_MAX)
         stretch = TCP_ACK_STRETCH_MAX;
