@@ -155,9 +155,8 @@ static inline void tern_frame_copy_sum(tern_buf *b, const uint8_t *src,
     uint32_t w14 = (uint32_t)src[14] << 8 | src[15];
     b->len = len;
     memcpy(dst, src, 16);
-    uint32_t s = tern_csum_copy(dst + 16, src + 16, len - 16, w14);
-    s = (s & 0xffff) + (s >> 16);
-    b->rx_sum = (uint16_t)((s & 0xffff) + (s >> 16));
+    b->rx_sum = tern_csum_fold(tern_csum_copy(dst + 16, src + 16, len - 16,
+                                              w14));
     b->flags = TERN_BUF_RX_SUM;
 }
 

@@ -283,14 +283,9 @@ void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
     tern_buf *b = frame_buf(data, &len);
     if (!b)
         return;
-    /* big-endian words after the Ethernet header, an odd byte padded */
-    uint64_t s = wrong;
-    for (size_t i = 14; i < len; i += 2)
-        s += (uint32_t)data[i] << 8 | (i + 1 < len ? data[i + 1] : 0);
-    while (s >> 16)
-        s = (s & 0xffff) + (s >> 16);
     b->flags = TERN_BUF_RX_SUM;
-    b->rx_sum = (uint16_t)s;
+    b->rx_sum =
+        tern_csum_fold(tern_csum_partial(b->data + 14, len - 14, wrong));
     tern_input(st, &b, 1, now);
 }
 

@@ -1,8 +1,8 @@
 /* How often the receiver ACKs data that comes in bursts (ack_policy): one
  * ACK at the end of an input burst; inside it one every 4 full segments,
  * or in a full burst (the flight spans bursts) every quarter window (at
- * most 64 KiB, at least two full segments); and the sender's slow start counting such a stretch ACK
- * whole, up to 64 KiB. */
+ * most 64 KiB, at least two full segments); and the sender's slow start
+ * counting such a stretch ACK whole, up to 64 KiB. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,13 +28,14 @@ static void tweak(tern_config *c)
 
 static void data_burst(peer *p, unsigned n);
 
-/* A stack with receive buffer rcv_buf and a conn from a scripted peer
- * (40000 to 80), captured frames cleared. Two segments first: their ACK
- * opens the scaled window (a SYN's is at most 64 KiB - 1). */
-static th *connected(peer *p, uint32_t rcv_buf)
+/* A stack with receive buffer rcv_buf and rx_burst (0: the default) and
+ * a conn from a scripted peer (40000 to 80), captured frames cleared. Two
+ * segments first: their ACK opens the scaled window (a SYN's is at most
+ * 64 KiB - 1). */
+static th *connected(peer *p, uint32_t rcv_buf, uint32_t rx_burst)
 {
     g_rcv_buf = rcv_buf;
-    g_rx_burst = 0;
+    g_rx_burst = rx_burst;
     th *t = th_new(tweak);
     peer_init(p, t);
     peer_connect(p, 80, 40000);
@@ -80,35 +81,44 @@ static unsigned acks_sent(th *t, uint32_t *acks, unsigned max)
     return n;
 }
 
+/* n full segments in one burst into a fresh connection (connected()):
+ * the pure ACKs it drew, each as bytes acknowledged since the burst's
+ * start, in acks (at most 8); how many. No buffer may be left over. */
+static unsigned burst_acks(uint32_t rcv_buf, uint32_t rx_burst, unsigned n,
+                           uint32_t *acks)
+{
+    peer p;
+    th *t = connected(&p, rcv_buf, rx_burst);
+    uint32_t start = p.seq;
+    data_burst(&p, n);
+    unsigned k = acks_sent(t, acks, 8);
+    for (unsigned i = 0; i < k; i++)
+        acks[i] -= start;
+    assert_int_equal(th_free(t), 0);
+    return k;
+}
+
 /* A short burst (the sender's whole flight may be in it): an ACK every 4
  * full segments, the rest at the end (2 or more segments: at once). */
 static void short_burst_acks_every_4(void **s)
 {
     (void)s;
-    peer p;
-    th *t = connected(&p, 256u * 1024);
-    uint32_t start = p.seq, acks[8];
-    data_burst(&p, 10);
-    assert_int_equal(acks_sent(t, acks, 8), 3);
-    assert_int_equal(acks[0], start + 4 * SEG);
-    assert_int_equal(acks[1], start + 8 * SEG);
-    assert_int_equal(acks[2], start + 10 * SEG);
-    assert_int_equal(th_free(t), 0);
+    uint32_t acks[8];
+    assert_int_equal(burst_acks(256u * 1024, 0, 10, acks), 3);
+    assert_int_equal(acks[0], 4 * SEG);
+    assert_int_equal(acks[1], 8 * SEG);
+    assert_int_equal(acks[2], 10 * SEG);
 }
 
-/* A full burst (rx_burst frames: the driver had more queued, so
- * the flight spans bursts): 32 segments, 46 KiB of a 256 KiB window, get
- * one ACK, at the end. */
+/* A full burst (rx_burst frames: the driver had more queued, so the
+ * flight spans bursts): 32 segments, 46 KiB of a 256 KiB window, get one
+ * ACK, at the end. */
 static void big_burst_one_ack(void **s)
 {
     (void)s;
-    peer p;
-    th *t = connected(&p, 256u * 1024);
-    uint32_t start = p.seq, acks[8];
-    data_burst(&p, RX_BURST);
-    assert_int_equal(acks_sent(t, acks, 8), 1);
-    assert_int_equal(acks[0], start + RX_BURST * SEG);
-    assert_int_equal(th_free(t), 0);
+    uint32_t acks[8];
+    assert_int_equal(burst_acks(256u * 1024, 0, RX_BURST, acks), 1);
+    assert_int_equal(acks[0], RX_BURST * SEG);
 }
 
 /* rx_burst set to the driver's 16: a burst of 16 is full, one ACK; with
@@ -118,19 +128,9 @@ static void rx_burst_configured(void **s)
     (void)s;
     uint32_t acks[8];
     for (int k = 0; k < 2; k++) {
-        peer p;
-        g_rcv_buf = 256u * 1024;
-        g_rx_burst = k ? 16 : 0;
-        th *t = th_new(tweak);
-        peer_init(&p, t);
-        peer_connect(&p, 80, 40000);
-        data_burst(&p, 2);                  /* opens the scaled window */
-        th_clear(t);
-        uint32_t start = p.seq;
-        data_burst(&p, 16);
-        assert_int_equal(acks_sent(t, acks, 8), k ? 1 : 4);
-        assert_int_equal(acks[0], start + (k ? 16 : 4) * SEG);
-        assert_int_equal(th_free(t), 0);
+        assert_int_equal(burst_acks(256u * 1024, k ? 16 : 0, 16, acks),
+                         k ? 1 : 4);
+        assert_int_equal(acks[0], (k ? 16 : 4) * SEG);
     }
 }
 
@@ -139,14 +139,10 @@ static void rx_burst_configured(void **s)
 static void stretch_ack_inside_long_burst(void **s)
 {
     (void)s;
-    peer p;
-    th *t = connected(&p, 256u * 1024);
-    uint32_t start = p.seq, acks[8];
-    data_burst(&p, 60);
-    assert_int_equal(acks_sent(t, acks, 8), 2);
-    assert_int_equal(acks[0], start + 46 * SEG);   /* 45 * 1448 < 65536 */
-    assert_int_equal(acks[1], start + 60 * SEG);
-    assert_int_equal(th_free(t), 0);
+    uint32_t acks[8];
+    assert_int_equal(burst_acks(256u * 1024, 0, 60, acks), 2);
+    assert_int_equal(acks[0], 46 * SEG);    /* 45 * 1448 < 65536 */
+    assert_int_equal(acks[1], 60 * SEG);
 }
 
 /* A full burst into a 64 KiB window: an ACK every quarter window (16 KiB:
@@ -154,15 +150,11 @@ static void stretch_ack_inside_long_burst(void **s)
 static void big_burst_quarter_window(void **s)
 {
     (void)s;
-    peer p;
-    th *t = connected(&p, 64u * 1024);
-    uint32_t start = p.seq, acks[8];
-    data_burst(&p, RX_BURST);
-    assert_int_equal(acks_sent(t, acks, 8), 3);
-    assert_int_equal(acks[0], start + 12 * SEG);   /* 11 * 1448 < 16384 */
-    assert_int_equal(acks[1], start + 24 * SEG);
-    assert_int_equal(acks[2], start + 32 * SEG);   /* the end: 8 left */
-    assert_int_equal(th_free(t), 0);
+    uint32_t acks[8];
+    assert_int_equal(burst_acks(64u * 1024, 0, RX_BURST, acks), 3);
+    assert_int_equal(acks[0], 12 * SEG);    /* 11 * 1448 < 16384 */
+    assert_int_equal(acks[1], 24 * SEG);
+    assert_int_equal(acks[2], 32 * SEG);    /* the end: 8 left */
 }
 
 /* Slow start takes a stretch ACK whole up to 64 KiB (RFC 3465's 2 SMSS

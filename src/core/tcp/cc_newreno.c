@@ -21,8 +21,7 @@ uint32_t cc_slow_start(struct tern_conn *c, uint32_t acked)
      * behind a receiver that ACKs once per burst or aggregate (tern's
      * ack_stretch, Linux GRO): such an ACK counts whole, up to the 64 KiB
      * a stretch ACK may cover (as Linux counts stretch ACKs). */
-    uint32_t lim = 2u * c->mss > TCP_ACK_STRETCH_MAX ? 2u * c->mss
-                                                     : TCP_ACK_STRETCH_MAX;
+    uint32_t lim = max_u32(2u * c->mss, TCP_ACK_STRETCH_MAX);
     uint32_t inc = acked < lim ? acked : lim;
     if (inc >= room) {
         c->cwnd = c->ssthresh;

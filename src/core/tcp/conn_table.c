@@ -58,17 +58,12 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
      * GRO receiver ACKs each aggregate; not below two full segments (RFC
      * 5681 4.2's floor). Inside a shorter one, every 4 full segments. See
      * ack_policy (input_estab.c). */
-    uint32_t stretch = tl->rcv_buf / 4;
-    if (stretch > TCP_ACK_STRETCH_MAX)
-        stretch = TCP_ACK_STRETCH_MAX;
-    if (stretch < 2u * tl->our_mss)
-        stretch = 2u * tl->our_mss;
-    tl->ack_stretch = stretch;
+    tl->ack_stretch = max_u32(min_u32(tl->rcv_buf / 4, TCP_ACK_STRETCH_MAX),
+                              2u * tl->our_mss);
     /* a full segment's payload: the MSS less the timestamp option */
     tl->short_stretch = TCP_ACK_STRETCH_SEGS *
                         (uint32_t)(tl->our_mss - (tl->ts ? TCP_TS_LEN : 0));
     tl->burst_stretch = tl->short_stretch;
-    tl->big_burst = cfg->rx_burst ? cfg->rx_burst : 32;
     tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
 }
 

@@ -226,7 +226,7 @@ void tcp_input_begin(tern_stack *st, unsigned n)
 {
     struct tcp_layer *tl = TL(st);
     if (tl)                         /* see ack_policy (input_estab.c) */
-        tl->burst_stretch = n >= tl->big_burst ? tl->ack_stretch
+        tl->burst_stretch = n >= st->cfg.rx_burst ? tl->ack_stretch
                                                    : tl->short_stretch;
 }
 

@@ -348,7 +348,6 @@ struct tcp_layer {
     uint32_t ack_stretch;     /* bytes in one big burst that draw an ACK */
     uint32_t short_stretch;   /* the same in a short burst: 4 full segments */
     uint32_t burst_stretch;   /* the one for this burst (tcp_input_begin) */
-    uint32_t big_burst;       /* frames in a burst that had more queued */
     bool sack, ts, ws, nagle, delack;
     bool no_predict;          /* tests: every segment takes the general path */
     uint64_t predicted;       /* segments the fast path took (tests) */
@@ -943,11 +942,8 @@ static inline bool raw_sum_ok(const tern_stack *st, const tern_buf *b,
     if (b->flags & (TERN_BUF_RX_L4_CSUM_OK | TERN_BUF_RX_SUM)) {
         if (b->flags & TERN_BUF_RX_L4_CSUM_OK)
             return true;
-        if (b->len == HDRS + len) {
-            uint32_t t = ps + b->rx_sum;
-            t += t < ps;
-            return csum_fold32(t) == 0xffff;
-        }
+        if (b->len == HDRS + len)
+            return csum_fold64((uint64_t)ps + b->rx_sum) == 0xffff;
     } else if (st->cfg.fuzz_skip_csum) {
         return true;
     }
