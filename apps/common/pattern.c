@@ -1,24 +1,23 @@
 /* pattern.c - fill and verify the bulk stream pattern (see pattern.h).
  *
- * A stream is 4 KiB periods, each the table of pattern_table.inc with a
- * per-period constant added to every word: the bulk loops are a copy of
- * the table with a vector add (fill) or a compare against it (check), and
- * the fill's checksum is the table's prefix sums plus the constant times
- * the word count. The check or-s all differences together and tests once
- * per call; only a mismatch pays for the exact byte-wise scan. Words are
- * stored little-endian on any host, so sender and receiver agree. */
+ * Within a 4 KiB period the words are an arithmetic progression from the
+ * period's base: the loops keep four words in a vector and step it with
+ * one add, so a fill is an add and a store per vector and a check a load,
+ * a compare and an add (no table to load beside the data), and the fill's
+ * checksum is the progression's sum in closed form. The check or-s all
+ * differences together and tests once per call; only a mismatch pays for
+ * the exact byte-wise scan. Words are stored little-endian on any host,
+ * so sender and receiver agree. */
 #include "pattern.h"
 
 #include <stdbool.h>
 #include <string.h>
 
-#include "pattern_table.inc"
-
 /* GCC/clang vector types rather than intrinsics, so this stays portable:
  * four words per vector, one AVX2 register or two SSE2 ones. */
 typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define VEC_BYTES 32
-#define PERIOD_BYTES (PATTERN_PERIOD_WORDS * 8)
+#define VEC_WORDS 4
 
 /* On x86-64 the word loops are built twice, for AVX2 and for the baseline,
  * and the loader picks one (an ifunc) on the CPU at hand. PATTERN_NO_CLONES
@@ -37,16 +36,10 @@ typedef uint64_t v4u64 __attribute__((vector_size(32)));
 #define NOINLINE
 #endif
 
-/* The constant added to every word of period k (see pattern.h). */
-static inline uint64_t period_constant(uint64_t k)
-{
-    return pattern_period_constant(k);
-}
-
 static inline uint64_t word_at(uint64_t w)
 {
-    return pattern_table[w % PATTERN_PERIOD_WORDS] +
-           period_constant(w / PATTERN_PERIOD_WORDS);
+    return pattern_period_base(w / PATTERN_PERIOD_WORDS) +
+           (w % PATTERN_PERIOD_WORDS) * PATTERN_STEP;
 }
 
 uint64_t pattern_word(uint64_t w)
@@ -80,74 +73,88 @@ static inline void store_le(uint8_t *p, uint64_t v)
 static NOINLINE size_t first_mismatch(const uint8_t *src, uint64_t off,
                                       size_t len);
 
-/* One vector of a run at byte at, table bytes t: written to dst (the
- * table words plus the constant) when fill, else compared with src, the
- * difference or-ed into *d. */
+/* The vector of the four words from word value y on. By pointer, never by
+ * value: a 32-byte vector has a different ABI with and without AVX. */
+static inline __attribute__((always_inline)) void lanes_from(v4u64 *x,
+                                                            uint64_t y)
+{
+    *x = (v4u64){y, y + PATTERN_STEP, y + 2 * PATTERN_STEP,
+                 y + 3 * PATTERN_STEP};
+}
+
+/* One vector at byte at whose expected words are *x: written to dst when
+ * fill, else compared with src, the difference or-ed into *d. */
 static inline __attribute__((always_inline)) void
 run_vector(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d,
-           const uint8_t *t, const v4u64 *cv, size_t at)
+           const v4u64 *x, size_t at)
 {
-    v4u64 x;
-    memcpy(&x, t + at, VEC_BYTES);
-    x += *cv;
     if (fill) {
-        memcpy(dst + at, &x, VEC_BYTES);
+        memcpy(dst + at, x, VEC_BYTES);
     } else {
         v4u64 y;
         memcpy(&y, src + at, VEC_BYTES);
-        *d |= y ^ x;
+        *d |= y ^ *x;
     }
 }
 
-/* Four vectors from byte at: a loop turn, or a run's last 128 bytes. */
+/* Four vectors from byte at, *x their first, stepped past them. */
 #define QUAD_BYTES (4 * VEC_BYTES)
 static inline __attribute__((always_inline)) void
-run_quad(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d,
-         const uint8_t *t, const v4u64 *cv, size_t at)
+run_quad(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d, v4u64 *x,
+         const v4u64 *step, size_t at)
 {
-    run_vector(fill, dst, src, d, t, cv, at);    /* not a loop: GCC 12 -O2 */
-    run_vector(fill, dst, src, d, t, cv, at + VEC_BYTES);   /* keeps loops */
-    run_vector(fill, dst, src, d, t, cv, at + 2 * VEC_BYTES);
-    run_vector(fill, dst, src, d, t, cv, at + 3 * VEC_BYTES);
+    run_vector(fill, dst, src, d, x, at);    /* not a loop: GCC 12 -O2 */
+    *x += *step;                             /* keeps loops */
+    run_vector(fill, dst, src, d, x, at + VEC_BYTES);
+    *x += *step;
+    run_vector(fill, dst, src, d, x, at + 2 * VEC_BYTES);
+    *x += *step;
+    run_vector(fill, dst, src, d, x, at + 3 * VEC_BYTES);
+    *x += *step;
 }
 
-/* The words of a run: n bytes (a multiple of 8) from table word j on, all
- * in one period, whose constant is c; written to dst when fill, else
- * compared with src: nonzero if any differs (or-ed into *d, or for short
- * runs returned). Vector lanes are host-order words: on a little-endian
- * host that is the stream order, elsewhere the words go one by one. Four
- * vectors per loop turn keep the loop's counting and branch small; the
- * rest of a run is four vectors that overlap the last turn (the same
- * words again, rather than a loop of vectors and up to three words), or
- * in a run below 128 bytes single vectors, the last overlapping. Vectors
- * are never passed by value: a 32-byte vector has a different ABI with
- * and without AVX. */
+/* The words of a run: n bytes (a multiple of 8) in one period, the first
+ * word's value y; written to dst when fill, else compared with src:
+ * nonzero if any differs (or-ed into *d, or for short runs returned).
+ * Vector lanes are host-order words: on a little-endian host that is the
+ * stream order, elsewhere the words go one by one. Four vectors per loop
+ * turn keep the loop's counting and branch small; the rest of a run is
+ * four vectors that overlap the last turn (the same words again, rather
+ * than a loop of vectors and up to three words), or in a run below 128
+ * bytes single vectors, the last overlapping. */
 static inline __attribute__((always_inline)) uint64_t
-run_words(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d, size_t j,
-          uint64_t c, size_t n)
+run_words(bool fill, uint8_t *dst, const uint8_t *src, v4u64 *d, uint64_t y,
+          size_t n)
 {
-    const uint8_t *t = (const uint8_t *)(pattern_table + j);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (n >= VEC_BYTES) {
-        v4u64 cv = {c, c, c, c};
+        const uint64_t s = VEC_WORDS * PATTERN_STEP;
+        v4u64 x, step = {s, s, s, s};
+        lanes_from(&x, y);
         size_t i = 0;
         for (; i + QUAD_BYTES <= n; i += QUAD_BYTES)
-            run_quad(fill, dst, src, d, t, &cv, i);
+            run_quad(fill, dst, src, d, &x, &step, i);
         if (i < n && n >= QUAD_BYTES) {
-            run_quad(fill, dst, src, d, t, &cv, n - QUAD_BYTES);
+            size_t at = n - QUAD_BYTES;
+            lanes_from(&x, y + at / 8 * PATTERN_STEP);
+            run_quad(fill, dst, src, d, &x, &step, at);
             return 0;
         }
-        for (; i + VEC_BYTES <= n; i += VEC_BYTES)
-            run_vector(fill, dst, src, d, t, &cv, i);
-        if (i < n)
-            run_vector(fill, dst, src, d, t, &cv, n - VEC_BYTES);
+        for (; i + VEC_BYTES <= n; i += VEC_BYTES) {
+            run_vector(fill, dst, src, d, &x, i);
+            x += step;
+        }
+        if (i < n) {
+            size_t at = n - VEC_BYTES;
+            lanes_from(&x, y + at / 8 * PATTERN_STEP);
+            run_vector(fill, dst, src, d, &x, at);
+        }
         return 0;
     }
 #endif
     (void)d;
     uint64_t diff = 0;
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t y = pattern_table[j + i / 8] + c;
+    for (size_t i = 0; i < n; i += 8, y += PATTERN_STEP) {
         if (fill)
             store_le(dst + i, y);
         else
@@ -164,30 +171,41 @@ static inline size_t run_bytes(uint64_t w, size_t n)
     return left < n ? left : n;
 }
 
-/* A stored word's share of a ones'-complement sum: 2^32 = 1 modulo 0xffff,
- * so its two 32-bit halves added stand for its four 16-bit words. */
-static inline uint64_t word_halves(uint64_t y)
+/* The first word of a run: word w's value. */
+static inline uint64_t run_first(uint64_t w)
 {
-    return (y & 0xffffffffu) + (y >> 32);
+    return word_at(w);
+}
+
+/* The sum of the n >= 1 words of a run from word w, as little-endian
+ * 16-bit words modulo 0xffff, in 1..0xffff: a word is congruent to the sum
+ * of its 16-bit words (2^16 = 1 modulo 0xffff), the words never wrap, so
+ * the run's sum is that of the progression, n * base + STEP * (n * j +
+ * n * (n - 1) / 2), reduced; it is never 0 (every word is at least the
+ * base, at least 1), so a multiple of 0xffff stands as 0xffff. */
+static inline uint64_t run_sum(uint64_t w, uint64_t n)
+{
+    const uint64_t m = 0xffff;
+    uint64_t j = w % PATTERN_PERIOD_WORDS;
+    uint64_t base = pattern_period_base(w / PATTERN_PERIOD_WORDS) % m;
+    uint64_t steps = (n * j + n * (n - 1) / 2) % m;
+    uint64_t r = (base * n + (PATTERN_STEP % m) * steps) % m;
+    return r ? r : m;
 }
 
 /* Whole words from word w (n bytes, a multiple of 8), run by run. With
  * want_sum, also returns their sum as little-endian 16-bit words modulo
- * 0xffff (not folded; exact for n < 2^34): per run the table's prefix
- * sums and the constant once per word (table word plus constant never
- * wraps, so the halves of each word add up to those of both, modulo
- * 0xffff). Zero only when n is (every word is at least c >= 1). */
+ * 0xffff (not folded; exact for n < 2^34), from run_sum. Zero only when n
+ * is. */
 static inline __attribute__((always_inline)) uint64_t
 words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
 {
     uint64_t sum = 0;
     while (n) {
-        size_t run = run_bytes(w, n), j = (size_t)(w % PATTERN_PERIOD_WORDS);
-        uint64_t c = period_constant(w / PATTERN_PERIOD_WORDS);
-        run_words(true, dst, NULL, NULL, j, c, run);
+        size_t run = run_bytes(w, n);
+        run_words(true, dst, NULL, NULL, run_first(w), run);
         if (want_sum)
-            sum += table_sums[j + run / 8] - table_sums[j] +
-                   (run / 8) * word_halves(c);
+            sum += run_sum(w, run / 8);
         dst += run;
         w += run / 8;
         n -= run;
@@ -217,9 +235,7 @@ differ_body(const uint8_t *src, uint64_t w, size_t n)
     uint64_t diff = 0;
     while (n) {
         size_t run = run_bytes(w, n);
-        diff |= run_words(false, NULL, src, &d,
-                          (size_t)(w % PATTERN_PERIOD_WORDS),
-                          period_constant(w / PATTERN_PERIOD_WORDS), run);
+        diff |= run_words(false, NULL, src, &d, run_first(w), run);
         src += run;
         w += run / 8;
         n -= run;

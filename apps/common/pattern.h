@@ -2,28 +2,31 @@
  *
  * Byte i of a connection's stream is byte (i % 8), little-endian, of word
  * W(i / 8), with, for word w in period k = w / 512 at j = w % 512,
- *     W(w) = table[j] + c(k),  table[j] = mix63(2^62 + j),
- *     c(k) = (k + 1) * K modulo 2^63
- * where mix63 is a bijection of the 63-bit numbers (below) and K is odd,
- * so c too is a bijection of them. Both terms are below 2^63, so the sum
- * never wraps: filling is a 4 KiB table copied with one add per word, and
- * the Internet checksum of any stretch follows from the table's prefix
- * sums in O(1) (pattern_fill_sum).
+ *     W(w) = b(k) + j * STEP,  b(k) = mix63(k + 1)
+ * where mix63 is a bijection of the 63-bit numbers (below) and STEP is an
+ * odd number below 2^53. So within a 4 KiB period the words are an
+ * arithmetic progression from a well-mixed base; b(k) >= 1 and j * STEP
+ * < 2^62, so no word wraps. Filling and checking step a vector of four
+ * words with one add (no table to load), and the Internet checksum of any
+ * stretch follows in O(1) from the progression's sum (pattern_fill_sum).
  *
  * What a check (every byte compared in place, any offset and length) finds:
  * - exactly: any byte whose value differs from the stream's at its offset
  *   (a corrupted byte), reported at that offset;
  * - exactly: a whole word delivered at a wrong offset that is a multiple of
- *   the 4 KiB period (c is injective over all 2^63 periods, so the same
- *   table word plus another period's constant differs), or that is a
- *   multiple of 8 with both words in one period (table words are distinct);
+ *   the 4 KiB period (b is injective over all 2^63 periods, so the same
+ *   j gives another word), or that is a multiple of 8 with both words in
+ *   one period (the progression's words are distinct);
  * - probabilistically: any other shift (lost or duplicated stretches,
- *   reordering, data at an offset that is not a multiple of 8): the bytes
- *   compared come from well-mixed 63-bit words, so a wrong 8-byte stretch
- *   matches by chance with a probability of about 2^-63 (an estimate: the
- *   words are mixed, not random; tests place such stretches).
+ *   reordering, data at an offset that is not a multiple of 8). A stretch
+ *   moved by a multiple of 8 across periods matches only if the two bases
+ *   differ by a multiple of STEP below 512 * STEP: about 2^-53 for mixed
+ *   bases (an estimate: they are mixed, not random; tests place such
+ *   stretches). A stretch moved by 1 to 7 bytes matches only where a
+ *   word's bytes equal its neighbours' shifted ones, which a mixed base
+ *   makes a chance of about 2^-63 per word.
  * So no shift reproduces the stream: a multiple of the period changes every
- * word, any other shift each word but with a chance of about 2^-63. */
+ * word, any other shift each word but by chance. */
 #ifndef APPS_PATTERN_H
 #define APPS_PATTERN_H
 
@@ -32,6 +35,7 @@
 
 #define PATTERN_PERIOD_WORDS 512
 #define PATTERN_MASK63 0x7FFFFFFFFFFFFFFFull
+#define PATTERN_STEP 0x13C6EF372FE94Full    /* odd, below 2^53 */
 #define PATTERN_K 0x9E3779B97F4A7C15ull
 #define PATTERN_K2 0xBF58476D1CE4E5B9ull
 
@@ -45,10 +49,11 @@ static inline uint64_t pattern_mix63(uint64_t x)
     return x ^ (x >> 29);
 }
 
-/* The constant added to every word of period k: one multiply. */
-static inline uint64_t pattern_period_constant(uint64_t k)
+/* The first word of period k: its base, never 0 (mix63(0) is 0, and
+ * k + 1 is not 0 for the 2^63 - 1 periods a stream can have). */
+static inline uint64_t pattern_period_base(uint64_t k)
 {
-    return ((k + 1) * PATTERN_K) & PATTERN_MASK63;
+    return pattern_mix63(k + 1);
 }
 
 /* Word w of the stream (bytes 8w .. 8w + 7). */

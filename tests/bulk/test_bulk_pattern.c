@@ -20,13 +20,12 @@
 #define GUARD 0xa5
 #define PERIOD ((uint64_t)PATTERN_PERIOD_WORDS * 8)
 
-/* pattern.h's definition, from its parts: word w is table[w % 512] +
- * c(w / 512). */
+/* pattern.h's definition, from its parts: word w is b(w / 512) + (w %
+ * 512) * STEP, b(k) = mix63(k + 1). */
 static uint64_t ref_word(uint64_t w)
 {
-    uint64_t table = pattern_mix63((1ull << 62) + w % PATTERN_PERIOD_WORDS);
-    uint64_t k = w / PATTERN_PERIOD_WORDS;
-    return table + (((k + 1) * 0x9E3779B97F4A7C15ull) & ~(1ull << 63));
+    uint64_t base = pattern_mix63(w / PATTERN_PERIOD_WORDS + 1);
+    return base + (w % PATTERN_PERIOD_WORDS) * 0x13C6EF372FE94Full;
 }
 
 static uint8_t ref_byte(uint64_t i)
@@ -76,7 +75,7 @@ static void every_length(void **state)
 }
 
 /* Every length 0..300 from offsets around the ends of periods (near 0, in
- * a period with the top bit of its constant set, and far out): runs that
+ * after a period whose base is above 2^62, and far out): runs that
  * start, end or cross there, whole words and loose bytes. */
 static void around_periods(void **state)
 {

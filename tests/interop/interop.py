@@ -20,38 +20,36 @@ SKIP = 77
 
 # SHA-256 of the first 100 MiB of a bulk stream's pattern (apps/common/
 # pattern.h: byte i is byte i%8, little endian, of word w = i/8, which is
-# table[w % 512] + c(w / 512), see pattern_words() below), computed once in
-# Python with hashlib; pattern_sha256() below recomputes it (~3 s).
+# b(w / 512) + (w % 512) * STEP, see pattern_words() below), computed once
+# in Python with hashlib; pattern_sha256() below recomputes it (~2 s).
 MIB100 = 100 << 20
 PATTERN_SHA256_100M = \
-    "41063e515e43cd556dcdec6fd48723550594bc65762693af00b5ec4da4a97cb1"
+    "68d7eaaf2d0c2eb12f72cfef7202401f8b0a67009cda130a3cd0b97c824cfb09"
+PATTERN_STEP = 0x13C6EF372FE94F
 
 
-def pattern_table():
-    """The pattern's 512 table words: mix63(2^62 + j)."""
+def pattern_base(period):
+    """The first word of a 4 KiB period: mix63(period + 1)."""
     m63, k, k2 = (1 << 63) - 1, 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
-    table = []
-    for j in range(512):
-        x = (((1 << 62) + j) * k) & m63
-        x ^= x >> 32
-        x = (x * k2) & m63
-        table.append(x ^ (x >> 29))
-    return table
+    x = ((period + 1) * k) & m63
+    x ^= x >> 32
+    x = (x * k2) & m63
+    return x ^ (x >> 29)
 
 
-def pattern_words(period, table):
-    """The 512 words of one 4 KiB period: the table plus its constant."""
-    c = ((period + 1) * 0x9E3779B97F4A7C15) & ((1 << 63) - 1)
-    return [t + c for t in table]
+def pattern_words(period):
+    """The 512 words of one 4 KiB period: a progression from its base."""
+    base = pattern_base(period)
+    return [base + j * PATTERN_STEP for j in range(512)]
 
 
 def pattern_sha256(nbytes):
     import hashlib
     import struct
     assert nbytes % 4096 == 0
-    h, table = hashlib.sha256(), pattern_table()
+    h = hashlib.sha256()
     for period in range(nbytes // 4096):
-        h.update(struct.pack("<512Q", *pattern_words(period, table)))
+        h.update(struct.pack("<512Q", *pattern_words(period)))
     return h.hexdigest()
 
 
@@ -59,7 +57,7 @@ def pattern_head(n=64):
     """The first n bytes of the pattern, hex."""
     import struct
     assert n <= 4096
-    return struct.pack("<512Q", *pattern_words(0, pattern_table()))[:n].hex()
+    return struct.pack("<512Q", *pattern_words(0))[:n].hex()
 
 
 def log(msg):
