@@ -1,6 +1,6 @@
 /* pattern.c - fill and verify the bulk stream pattern (see pattern.h).
  *
- * Within a 4 KiB period the words are an arithmetic progression from the
+ * Within a 64 KiB period the words are an arithmetic progression from the
  * period's base: the loops keep four words in a vector and step it with
  * one add, so a fill is an add and a store per vector and a check a load,
  * a compare and an add (no table to load beside the data), and the fill's

@@ -20,12 +20,12 @@
 #define GUARD 0xa5
 #define PERIOD ((uint64_t)PATTERN_PERIOD_WORDS * 8)
 
-/* pattern.h's definition, from its parts: word w is b(w / 512) + (w %
- * 512) * STEP, b(k) = mix63(k + 1). */
+/* pattern.h's definition, from its parts: word w is b(w / 8192) + (w %
+ * 8192) * STEP, b(k) = mix63(k + 1). */
 static uint64_t ref_word(uint64_t w)
 {
     uint64_t base = pattern_mix63(w / PATTERN_PERIOD_WORDS + 1);
-    return base + (w % PATTERN_PERIOD_WORDS) * 0x13C6EF372FE94Full;
+    return base + (w % PATTERN_PERIOD_WORDS) * 0x278DDE6E5FD29ull;
 }
 
 static uint8_t ref_byte(uint64_t i)

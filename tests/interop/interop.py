@@ -20,16 +20,17 @@ SKIP = 77
 
 # SHA-256 of the first 100 MiB of a bulk stream's pattern (apps/common/
 # pattern.h: byte i is byte i%8, little endian, of word w = i/8, which is
-# b(w / 512) + (w % 512) * STEP, see pattern_words() below), computed once
-# in Python with hashlib; pattern_sha256() below recomputes it (~2 s).
+# b(w / 8192) + (w % 8192) * STEP, see pattern_period() below), computed
+# once in Python with hashlib; pattern_sha256() below recomputes it (~2 s).
 MIB100 = 100 << 20
 PATTERN_SHA256_100M = \
-    "68d7eaaf2d0c2eb12f72cfef7202401f8b0a67009cda130a3cd0b97c824cfb09"
-PATTERN_STEP = 0x13C6EF372FE94F
+    "fa430b34c4f65b45ec59c770473c462020fb3dad6f00ee50236e6f73afb5c5b0"
+PATTERN_STEP = 0x278DDE6E5FD29
+PERIOD_WORDS = 8192
 
 
 def pattern_base(period):
-    """The first word of a 4 KiB period: mix63(period + 1)."""
+    """The first word of a 64 KiB period: mix63(period + 1)."""
     m63, k, k2 = (1 << 63) - 1, 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9
     x = ((period + 1) * k) & m63
     x ^= x >> 32
@@ -37,27 +38,27 @@ def pattern_base(period):
     return x ^ (x >> 29)
 
 
-def pattern_words(period):
-    """The 512 words of one 4 KiB period: a progression from its base."""
+def pattern_period(period):
+    """The bytes of one 64 KiB period: a progression from its base."""
+    import struct
     base = pattern_base(period)
-    return [base + j * PATTERN_STEP for j in range(512)]
+    return struct.pack("<%dQ" % PERIOD_WORDS,
+                       *[base + j * PATTERN_STEP for j in range(PERIOD_WORDS)])
 
 
 def pattern_sha256(nbytes):
     import hashlib
-    import struct
-    assert nbytes % 4096 == 0
+    assert nbytes % (PERIOD_WORDS * 8) == 0
     h = hashlib.sha256()
-    for period in range(nbytes // 4096):
-        h.update(struct.pack("<512Q", *pattern_words(period)))
+    for period in range(nbytes // (PERIOD_WORDS * 8)):
+        h.update(pattern_period(period))
     return h.hexdigest()
 
 
 def pattern_head(n=64):
     """The first n bytes of the pattern, hex."""
-    import struct
-    assert n <= 4096
-    return struct.pack("<512Q", *pattern_words(0))[:n].hex()
+    assert n <= PERIOD_WORDS * 8
+    return pattern_period(0)[:n].hex()
 
 
 def log(msg):
