@@ -470,6 +470,19 @@ void tern_stack_fini(tern_stack *st);
 void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now);
 
 /*
+ * tern_input in three steps, for a driver that makes each frame ready just
+ * before the stack reads it (a copying link that lands frame k into the
+ * buffer frame k - 1 just freed, so both copies stay in L1): begin with the
+ * burst's frame count n (the ACK policy above counts it), then each frame,
+ * then end (ACKs, callbacks' output and the transmit flush). A frame the
+ * driver drops after begin is simply not passed; nothing else may be called
+ * on st between begin and end.
+ */
+void tern_input_begin(tern_stack *st, unsigned n, uint64_t now);
+void tern_input_one(tern_stack *st, tern_buf *frame);
+void tern_input_end(tern_stack *st);
+
+/*
  * Run timers due at `now` (retransmissions, delayed ACKs, ARP, TIME_WAIT)
  * and flush transmit frames. Returns the absolute time of the next deadline
  * or TERN_NEVER. Call it at least by that time.

@@ -142,17 +142,49 @@ static void stack_clock(tern_stack *st, uint64_t now)
     st->now = now;
 }
 
-void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now)
+/* The three steps of tern_input, inlined there and in the exported
+ * step-by-step calls (an exported function is not inlined into another
+ * with -fPIC). */
+static inline void input_begin(tern_stack *st, unsigned n, uint64_t now)
 {
     stack_clock(st, now);
     tcp_input_begin(st, n);
-    for (unsigned i = 0; i < n; i++) {
-        CTR(st, eth_in);
-        if (!tcp_input_frame(st, frames[i]))
-            eth_input(st, frames[i]);
-    }
+}
+
+static inline void input_one(tern_stack *st, tern_buf *frame)
+{
+    CTR(st, eth_in);
+    if (!tcp_input_frame(st, frame))
+        eth_input(st, frame);
+}
+
+static inline void input_end(tern_stack *st)
+{
     tcp_input_done(st);
     stack_flush(st);
+}
+
+void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now)
+{
+    input_begin(st, n, now);
+    for (unsigned i = 0; i < n; i++)
+        input_one(st, frames[i]);
+    input_end(st);
+}
+
+void tern_input_begin(tern_stack *st, unsigned n, uint64_t now)
+{
+    input_begin(st, n, now);
+}
+
+void tern_input_one(tern_stack *st, tern_buf *frame)
+{
+    input_one(st, frame);
+}
+
+void tern_input_end(tern_stack *st)
+{
+    input_end(st);
 }
 
 uint64_t tern_poll(tern_stack *st, uint64_t now)

@@ -920,7 +920,7 @@ static inline unsigned rx_take(ml_dir *d, tern_buf **frames, uint32_t n,
 __attribute__((noinline))
 #endif
 static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
-                           unsigned max, uint64_t now_ns)
+                           unsigned max, uint64_t now_ns, bool lazy)
 {
     if (d->held && l->now >= d->held_deadline)
         release_held(l, d);
@@ -947,11 +947,11 @@ static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
         }
     }
     n = rx_take(d, frames, n, bytes);
-    return d->unlanded ? land(d, frames, n) : n;
+    return d->unlanded && !lazy ? land(d, frames, n) : n;
 }
 
-unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
-                         unsigned max, uint64_t now_ns)
+static inline unsigned rx_frames(tern_memlink *l, int end, tern_buf **frames,
+                                 unsigned max, uint64_t now_ns, bool lazy)
 {
     ml_dir *d = &l->dir[!(end & 1)];
     if (now_ns > l->now)
@@ -965,10 +965,40 @@ unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
             return 0;
         if (d->dated == d->head) {
             unsigned n = rx_take(d, frames, queued, d->ring_bytes);
-            return d->unlanded ? land(d, frames, n) : n;
+            return d->unlanded && !lazy ? land(d, frames, n) : n;
         }
     }
-    return rx_general(l, d, frames, max, now_ns);
+    return rx_general(l, d, frames, max, now_ns, lazy);
+}
+
+unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
+                         unsigned max, uint64_t now_ns)
+{
+    return rx_frames(l, end, frames, max, now_ns, false);
+}
+
+unsigned tern_memlink_rx_unlanded(tern_memlink *l, int end,
+                                  tern_buf **frames, unsigned max,
+                                  uint64_t now_ns, bool *unlanded)
+{
+    *unlanded = l->dir[!(end & 1)].unlanded != 0;
+    return rx_frames(l, end, frames, max, now_ns, *unlanded);
+}
+
+tern_buf *tern_memlink_land(tern_memlink *l, int end, tern_buf *f)
+{
+    ml_dir *d = &l->dir[!(end & 1)];
+    if (!tern_buf_stack_spans(&d->src->stack, f))
+        return f;
+    d->unlanded--;
+    uint32_t len = f->len;
+    tern_buf *b = land_one(d, f);
+    if (!b) {
+        d->st.pool_drops++;
+        d->st.delivered--;
+        d->st.delivered_bytes -= len;
+    }
+    return b;
 }
 
 uint64_t tern_memlink_next_event(const tern_memlink *l, int end)

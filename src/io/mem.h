@@ -117,6 +117,17 @@ void *tern_memlink_tx_ctx(tern_memlink *l, int end);
  * The caller owns them (release to tern_memlink_pool(l, end)). */
 unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
                          unsigned max, uint64_t now_ns);
+/* tern_memlink_rx in two steps, so that each frame can be copied into the
+ * receiver's buffer just before the stack reads it (tern_input_one). When
+ * it sets *unlanded, some of the frames are still the sender's buffers and
+ * every one must go through tern_memlink_land, which returns the
+ * receiver's frame (NULL: no buffer, a counted drop); otherwise they are
+ * the receiver's, as from tern_memlink_rx (small frames are copied when
+ * sent, large ones when landed). */
+unsigned tern_memlink_rx_unlanded(tern_memlink *l, int end,
+                                  tern_buf **frames, unsigned max,
+                                  uint64_t now_ns, bool *unlanded);
+tern_buf *tern_memlink_land(tern_memlink *l, int end, tern_buf *f);
 /* Time at which the next frame towards `end` becomes due (0 if one is due
  * already), or UINT64_MAX when none is in flight. */
 uint64_t tern_memlink_next_event(const tern_memlink *l, int end);

@@ -50,6 +50,44 @@ unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max, uint64_t now)
     return n;
 }
 
+/* A mem link burst in which large frames are still the sender's: each is
+ * copied into a receiver buffer just before the stack reads it, so the
+ * buffer the previous frame freed is reused while in L1 and the copy's
+ * bytes are still there when the application reads them (landing the
+ * whole burst first wrote 32 frames, more than L1, before any was read).
+ * Out of line: small-frame bursts never come here. */
+static __attribute__((noinline)) void input_landing(rt_ep *ep,
+                                                    tern_buf **frames,
+                                                    unsigned n, uint64_t now)
+{
+    tern_input_begin(ep->st, n, now);
+    for (unsigned k = 0; k < n; k++) {
+        tern_buf *b = tern_memlink_land(ep->ml, ep->end, frames[k]);
+        if (b)
+            tern_input_one(ep->st, b);
+    }
+    tern_input_end(ep->st);
+}
+
+unsigned rt_ep_input(rt_ep *ep, tern_buf **frames, uint64_t now)
+{
+    unsigned n;
+    if (ep->ml) {
+        bool unlanded;
+        n = tern_memlink_rx_unlanded(ep->ml, ep->end, frames, RT_BURST, now,
+                                     &unlanded);
+        if (n && unlanded) {
+            input_landing(ep, frames, n, now);
+            return n;
+        }
+    } else {
+        n = rt_ep_rx(ep, frames, RT_BURST, now);
+    }
+    if (n)
+        tern_input(ep->st, frames, n, now);
+    return n;
+}
+
 int rt_ep_wait_fd(rt_ep *ep)
 {
     if (ep->ml || !ep->dev->drv->wait_fd)

@@ -48,6 +48,9 @@ int rt_core_init(rt_core *c);
 void rt_core_fini(rt_core *c);
 /* Receive one burst of an endpoint (capturing it when asked). */
 unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max, uint64_t now);
+/* A burst of up to RT_BURST frames into ep's stack; frames is scratch room
+ * for them. Returns the frames taken. */
+unsigned rt_ep_input(rt_ep *ep, tern_buf **frames, uint64_t now);
 /* Wait fd of an endpoint, -1 if it cannot sleep. */
 int rt_ep_wait_fd(rt_ep *ep);
 

@@ -64,14 +64,8 @@ static unsigned core_step(rt_core *c, bool run_iter, uint64_t *next_out)
         if (got)
             tern_input(c->ep[0].st, frames, got, now);
     }
-    for (unsigned i = 0; i < c->nep && !r->steer; i++) {
-        rt_ep *ep = &c->ep[i];
-        unsigned n = rt_ep_rx(ep, frames, RT_BURST, now);
-        if (n) {
-            tern_input(ep->st, frames, n, now);
-            got += n;
-        }
-    }
+    for (unsigned i = 0; i < c->nep && !r->steer; i++)
+        got += rt_ep_input(&c->ep[i], frames, now);
     if (run_iter && r->h.iter)
         r->h.iter(c);
     uint64_t next = TERN_NEVER;

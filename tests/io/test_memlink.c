@@ -192,6 +192,79 @@ static void big_frames_land_on_receive(void **state)
     tern_memlink_destroy(l);
 }
 
+/* The same frames taken in two steps (tern_memlink_rx_unlanded, then
+ * tern_memlink_land each): the big ones stay the sender's until landed,
+ * each lands into the receiver buffer the previous frame freed (so it is
+ * still in cache), with the same bytes and sum as tern_memlink_rx gives.
+ * A frame with no receiver buffer left is a counted drop; a burst of small
+ * frames only needs no landing. */
+static void frames_land_one_by_one(void **state)
+{
+    (void)state;
+    tern_memlink_config c = small_cfg();
+    tern_memlink *l = link_new(&c);
+    tern_pool *p0 = tern_memlink_pool(l, 0), *p1 = tern_memlink_pool(l, 1);
+    uint8_t f[1600], g[200], h[1600];
+    size_t n = f_tcp(f, 1000, 7, 0x18, 0, 9, false);
+    size_t m = f_udp(g, 100, 1, false);
+    size_t k = f_tcp(h, 1441, 8, 0x18, 12, 3, false);
+    tern_buf *s[3] = {f_buf(p0, f, n), f_buf(p0, g, m), f_buf(p0, h, k)};
+    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 3);
+    tern_buf *r[4];
+    bool unlanded = false;
+    assert_int_equal(tern_memlink_rx_unlanded(l, 1, r, 4, 0, &unlanded), 3);
+    assert_true(unlanded);
+    assert_true(tern_pool_owns(p0, r[0]));           /* not copied yet */
+    assert_true(tern_pool_owns(p1, r[1]));           /* copied when sent */
+    assert_int_equal(tern_pool_available(p1), 63);
+    const uint8_t *want[3] = {f, g, h};
+    size_t lens[3] = {n, m, k};
+    tern_buf *prev = NULL;
+    for (int i = 0; i < 3; i++) {
+        tern_buf *b = tern_memlink_land(l, 1, r[i]);
+        assert_non_null(b);
+        assert_true(tern_pool_owns(p1, b));
+        if (i == 2)
+            assert_ptr_equal(b, prev);                /* the freed one */
+        assert_int_equal(b->len, lens[i]);
+        assert_memory_equal(b->data, want[i], lens[i]);
+        assert_int_equal(b->flags, i == 1 ? 0 : TERN_BUF_RX_SUM);
+        if (i != 1)
+            assert_int_equal(b->rx_sum,
+                             tern_csum_fold(tern_csum_partial(
+                                 b->data + 14, lens[i] - 14, 0)));
+        prev = b;
+        release(l, 1, b);
+    }
+    assert_int_equal(tern_pool_available(p0), 64);
+    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    assert_int_equal(st->delivered, 3);
+    assert_int_equal(st->delivered_bytes, n + m + k);
+
+    /* no receiver buffer: the big frame is dropped and counted */
+    send_bytes(l, 0, f, n);
+    assert_int_equal(tern_memlink_rx_unlanded(l, 1, r, 4, 0, &unlanded), 1);
+    tern_buf *held[64];
+    unsigned nh = 0;
+    while ((held[nh] = tern_pool_alloc(p1)) != NULL)
+        nh++;
+    assert_null(tern_memlink_land(l, 1, r[0]));
+    assert_int_equal(st->pool_drops, 1);
+    assert_int_equal(st->delivered, 3);
+    assert_int_equal(st->delivered_bytes, n + m + k);
+    for (unsigned i = 0; i < nh; i++)
+        release(l, 1, held[i]);
+
+    /* only small frames: nothing left to land */
+    send_bytes(l, 0, g, m);
+    assert_int_equal(tern_memlink_rx_unlanded(l, 1, r, 4, 0, &unlanded), 1);
+    assert_false(unlanded);
+    assert_memory_equal(r[0]->data, g, m);
+    release(l, 1, r[0]);
+    assert_pools_full(l);
+    tern_memlink_destroy(l);
+}
+
 /* A receiver without a free buffer when it takes a big frame loses it:
  * counted as a pool drop, not delivered, the sender's buffer home. */
 static void big_frame_without_receiver_buffer(void **state)
@@ -859,6 +932,7 @@ int main(void)
         cmocka_unit_test(queue_bound_counted),
         cmocka_unit_test(receiver_pool_empty_counted),
         cmocka_unit_test(big_frames_land_on_receive),
+        cmocka_unit_test(frames_land_one_by_one),
         cmocka_unit_test(big_frame_without_receiver_buffer),
         cmocka_unit_test(delay_holds_frames),
         cmocka_unit_test(rate_spaces_frames),

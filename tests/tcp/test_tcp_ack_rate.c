@@ -20,6 +20,7 @@
 #define RX_BURST 32u                /* tern_config.rx_burst's default */
 
 static uint32_t g_rcv_buf, g_rx_burst;
+static bool g_steps;                /* bursts through tern_input_begin/one/end */
 static void tweak(tern_config *c)
 {
     c->rcv_buf = g_rcv_buf;
@@ -46,7 +47,7 @@ static th *connected(peer *p, uint32_t rcv_buf, uint32_t rx_burst)
 }
 
 /* n full data segments from the peer in one tern_input call, as a driver
- * hands over a burst. */
+ * hands over a burst (with g_steps, the same burst step by step). */
 static void data_burst(peer *p, unsigned n)
 {
     static uint8_t payload[SEG];
@@ -63,7 +64,14 @@ static void data_burst(peer *p, unsigned n)
                                        opt, sizeof opt, payload, SEG);
         p->seq += SEG;
     }
-    tern_input(p->t->st, b, n, p->t->now);
+    if (!g_steps) {
+        tern_input(p->t->st, b, n, p->t->now);
+        return;
+    }
+    tern_input_begin(p->t->st, n, p->t->now);
+    for (unsigned i = 0; i < n; i++)
+        tern_input_one(p->t->st, b[i]);
+    tern_input_end(p->t->st);
 }
 
 /* The captured pure ACKs' acknowledgment numbers, in order; how many. */
@@ -157,6 +165,29 @@ static void big_burst_quarter_window(void **s)
     assert_int_equal(acks[2], 32 * SEG);    /* the end: 8 left */
 }
 
+/* A burst handed over step by step (tern_input_begin, one frame at a
+ * time, end: a driver that lands each frame just before it is read) draws
+ * the same ACKs as the same burst in one tern_input call. */
+static void step_by_step_same_acks(void **s)
+{
+    (void)s;
+    static const unsigned sizes[] = {10, 16, RX_BURST, 60};
+    for (unsigned i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        uint32_t whole[8], steps[8];
+        g_steps = false;
+        unsigned k = burst_acks(256u * 1024, 0, sizes[i], whole);
+        g_steps = true;
+        assert_int_equal(burst_acks(256u * 1024, 0, sizes[i], steps), k);
+        g_steps = false;
+        assert_memory_equal(whole, steps, k * sizeof whole[0]);
+    }
+    /* a full burst step by step is still one ACK (not one per frame) */
+    uint32_t acks[8];
+    g_steps = true;
+    assert_int_equal(burst_acks(256u * 1024, 0, RX_BURST, acks), 1);
+    g_steps = false;
+}
+
 /* Slow start takes a stretch ACK whole up to 64 KiB (RFC 3465's 2 SMSS
  * would make it linear behind a receiver that ACKs once per burst), for
  * both congestion controls; above the limit it counts 64 KiB. */
@@ -192,6 +223,7 @@ int main(void)
         cmocka_unit_test(rx_burst_configured),
         cmocka_unit_test(stretch_ack_inside_long_burst),
         cmocka_unit_test(big_burst_quarter_window),
+        cmocka_unit_test(step_by_step_same_acks),
         cmocka_unit_test(slow_start_counts_stretch_ack),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
