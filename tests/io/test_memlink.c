@@ -146,6 +146,46 @@ static void receiver_pool_empty_counted(void **state)
     tern_memlink_destroy(l);
 }
 
+/* A small link with three frames sent from end 0: big, small, and big of
+ * odd length. */
+typedef struct three {
+    tern_memlink *l;
+    tern_pool *p0, *p1;
+    uint8_t f[3][1600];
+    size_t len[3], total;
+} three;
+
+static void three_sent(three *t)
+{
+    tern_memlink_config c = small_cfg();
+    t->l = link_new(&c);
+    t->p0 = tern_memlink_pool(t->l, 0);
+    t->p1 = tern_memlink_pool(t->l, 1);
+    t->len[0] = f_tcp(t->f[0], 1000, 7, 0x18, 0, 9, false);
+    t->len[1] = f_udp(t->f[1], 100, 1, false);
+    t->len[2] = f_tcp(t->f[2], 1441, 8, 0x18, 12, 3, false);
+    t->total = t->len[0] + t->len[1] + t->len[2];
+    tern_buf *s[3];
+    for (int i = 0; i < 3; i++)
+        s[i] = f_buf(t->p0, t->f[i], t->len[i]);
+    tern_memlink_tx(tern_memlink_tx_ctx(t->l, 0), s, 3);
+}
+
+/* Frame i of t as received in b: its bytes, and for the big ones their
+ * sum after the Ethernet header (RX_SUM); the small one has no flag. */
+static void three_frame_ok(const three *t, int i, const tern_buf *b)
+{
+    assert_true(tern_pool_owns(t->p1, b));
+    assert_int_equal(b->len, t->len[i]);
+    assert_memory_equal(b->data, t->f[i], t->len[i]);
+    assert_int_equal(b->refs, 1);
+    assert_int_equal(b->flags, i == 1 ? 0 : TERN_BUF_RX_SUM);
+    if (i != 1)
+        assert_int_equal(b->rx_sum,
+                         tern_csum_fold(tern_csum_partial(b->data + 14,
+                                                          t->len[i] - 14, 0)));
+}
+
 /* A frame longer than the small ones (bulk data) stays the sender's buffer
  * in the ring and is copied when the receiver takes it, with the sum of
  * its bytes after the Ethernet header (RX_SUM); small frames are copied at
@@ -153,43 +193,24 @@ static void receiver_pool_empty_counted(void **state)
 static void big_frames_land_on_receive(void **state)
 {
     (void)state;
-    tern_memlink_config c = small_cfg();
-    tern_memlink *l = link_new(&c);
-    tern_pool *p0 = tern_memlink_pool(l, 0), *p1 = tern_memlink_pool(l, 1);
-    uint8_t f[1600], g[200], h[1600];
-    size_t n = f_tcp(f, 1000, 7, 0x18, 0, 9, false);
-    size_t m = f_udp(g, 100, 1, false);
-    size_t k = f_tcp(h, 1441, 8, 0x18, 12, 3, false);   /* odd length */
-    tern_buf *s[3] = {f_buf(p0, f, n), f_buf(p0, g, m), f_buf(p0, h, k)};
-    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 3);
-    assert_int_equal(tern_pool_available(p0), 62);   /* held by the link */
-    assert_int_equal(tern_pool_available(p1), 63);   /* the small copy */
+    three t;
+    three_sent(&t);
+    assert_int_equal(tern_pool_available(t.p0), 62);   /* held by the link */
+    assert_int_equal(tern_pool_available(t.p1), 63);   /* the small copy */
     tern_buf *r[4];
-    assert_int_equal(tern_memlink_rx(l, 1, r, 4, 0), 3);
-    assert_int_equal(tern_pool_available(p0), 64);
-    const uint8_t *want[3] = {f, g, h};
-    size_t lens[3] = {n, m, k};
+    assert_int_equal(tern_memlink_rx(t.l, 1, r, 4, 0), 3);
+    assert_int_equal(tern_pool_available(t.p0), 64);
     for (int i = 0; i < 3; i++) {
-        assert_true(tern_pool_owns(p1, r[i]));
         assert_ptr_equal(r[i]->data, r[i]->head + TERN_HEADROOM);
-        assert_int_equal(r[i]->len, lens[i]);
-        assert_memory_equal(r[i]->data, want[i], lens[i]);
-        assert_int_equal(r[i]->refs, 1);
+        three_frame_ok(&t, i, r[i]);
     }
-    assert_int_equal(r[1]->flags, 0);
-    for (int i = 0; i < 3; i += 2) {
-        assert_int_equal(r[i]->flags, TERN_BUF_RX_SUM);
-        assert_int_equal(r[i]->rx_sum,
-                         tern_csum_fold(tern_csum_partial(r[i]->data + 14,
-                                                          lens[i] - 14, 0)));
-    }
-    const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
+    const tern_memlink_stats *st = tern_memlink_get_stats(t.l, 0);
     assert_int_equal(st->delivered, 3);
-    assert_int_equal(st->delivered_bytes, n + m + k);
+    assert_int_equal(st->delivered_bytes, t.total);
     for (int i = 0; i < 3; i++)
-        release(l, 1, r[i]);
-    assert_pools_full(l);
-    tern_memlink_destroy(l);
+        release(t.l, 1, r[i]);
+    assert_pools_full(t.l);
+    tern_memlink_destroy(t.l);
 }
 
 /* The same frames taken in two steps (tern_memlink_rx_unlanded, then
@@ -201,65 +222,50 @@ static void big_frames_land_on_receive(void **state)
 static void frames_land_one_by_one(void **state)
 {
     (void)state;
-    tern_memlink_config c = small_cfg();
-    tern_memlink *l = link_new(&c);
-    tern_pool *p0 = tern_memlink_pool(l, 0), *p1 = tern_memlink_pool(l, 1);
-    uint8_t f[1600], g[200], h[1600];
-    size_t n = f_tcp(f, 1000, 7, 0x18, 0, 9, false);
-    size_t m = f_udp(g, 100, 1, false);
-    size_t k = f_tcp(h, 1441, 8, 0x18, 12, 3, false);
-    tern_buf *s[3] = {f_buf(p0, f, n), f_buf(p0, g, m), f_buf(p0, h, k)};
-    tern_memlink_tx(tern_memlink_tx_ctx(l, 0), s, 3);
+    three t;
+    three_sent(&t);
+    tern_memlink *l = t.l;
     tern_buf *r[4];
     bool unlanded = false;
     assert_int_equal(tern_memlink_rx_unlanded(l, 1, r, 4, 0, &unlanded), 3);
     assert_true(unlanded);
-    assert_true(tern_pool_owns(p0, r[0]));           /* not copied yet */
-    assert_true(tern_pool_owns(p1, r[1]));           /* copied when sent */
-    assert_int_equal(tern_pool_available(p1), 63);
-    const uint8_t *want[3] = {f, g, h};
-    size_t lens[3] = {n, m, k};
+    assert_true(tern_pool_owns(t.p0, r[0]));         /* not copied yet */
+    assert_true(tern_pool_owns(t.p1, r[1]));         /* copied when sent */
+    assert_int_equal(tern_pool_available(t.p1), 63);
     tern_buf *prev = NULL;
     for (int i = 0; i < 3; i++) {
         tern_buf *b = tern_memlink_land(l, 1, r[i]);
         assert_non_null(b);
-        assert_true(tern_pool_owns(p1, b));
         if (i == 2)
-            assert_ptr_equal(b, prev);                /* the freed one */
-        assert_int_equal(b->len, lens[i]);
-        assert_memory_equal(b->data, want[i], lens[i]);
-        assert_int_equal(b->flags, i == 1 ? 0 : TERN_BUF_RX_SUM);
-        if (i != 1)
-            assert_int_equal(b->rx_sum,
-                             tern_csum_fold(tern_csum_partial(
-                                 b->data + 14, lens[i] - 14, 0)));
+            assert_ptr_equal(b, prev);               /* the freed one */
+        three_frame_ok(&t, i, b);
         prev = b;
         release(l, 1, b);
     }
-    assert_int_equal(tern_pool_available(p0), 64);
+    assert_int_equal(tern_pool_available(t.p0), 64);
     const tern_memlink_stats *st = tern_memlink_get_stats(l, 0);
     assert_int_equal(st->delivered, 3);
-    assert_int_equal(st->delivered_bytes, n + m + k);
+    assert_int_equal(st->delivered_bytes, t.total);
 
     /* no receiver buffer: the big frame is dropped and counted */
-    send_bytes(l, 0, f, n);
+    send_bytes(l, 0, t.f[0], t.len[0]);
     assert_int_equal(tern_memlink_rx_unlanded(l, 1, r, 4, 0, &unlanded), 1);
     tern_buf *held[64];
     unsigned nh = 0;
-    while ((held[nh] = tern_pool_alloc(p1)) != NULL)
+    while ((held[nh] = tern_pool_alloc(t.p1)) != NULL)
         nh++;
     assert_null(tern_memlink_land(l, 1, r[0]));
     assert_int_equal(st->pool_drops, 1);
     assert_int_equal(st->delivered, 3);
-    assert_int_equal(st->delivered_bytes, n + m + k);
+    assert_int_equal(st->delivered_bytes, t.total);
     for (unsigned i = 0; i < nh; i++)
         release(l, 1, held[i]);
 
     /* only small frames: nothing left to land */
-    send_bytes(l, 0, g, m);
+    send_bytes(l, 0, t.f[1], t.len[1]);
     assert_int_equal(tern_memlink_rx_unlanded(l, 1, r, 4, 0, &unlanded), 1);
     assert_false(unlanded);
-    assert_memory_equal(r[0]->data, g, m);
+    assert_memory_equal(r[0]->data, t.f[1], t.len[1]);
     release(l, 1, r[0]);
     assert_pools_full(l);
     tern_memlink_destroy(l);
