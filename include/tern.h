@@ -475,8 +475,9 @@ void tern_input(tern_stack *st, tern_buf **frames, unsigned n, uint64_t now);
  * buffer frame k - 1 just freed, so both copies stay in L1): begin with the
  * burst's frame count n (the ACK policy above counts it), then each frame,
  * then end (ACKs, callbacks' output and the transmit flush). A frame the
- * driver drops after begin is simply not passed; nothing else may be called
- * on st between begin and end.
+ * driver drops after begin is simply not passed. Callbacks run inside
+ * tern_input_one as inside tern_input; tern_input and tern_poll wait until
+ * end.
  */
 void tern_input_begin(tern_stack *st, unsigned n, uint64_t now);
 void tern_input_one(tern_stack *st, tern_buf *frame);

@@ -847,6 +847,26 @@ static tern_buf *land_one(ml_dir *d, tern_buf *f)
     return b;
 }
 
+/* A frame rx took, as the receiver's frame: copied (land_one) if it is
+ * still the sender's; NULL when the receiver has no buffer, a drop counted
+ * and taken back out of what rx_take counted delivered. */
+static inline tern_buf *land_frame(ml_dir *d, tern_buf *f)
+{
+    /* a frame in the ring is the sender's (not landed yet), the receiver's
+     * or a view: the sender's pool's range tells */
+    if (!tern_buf_stack_spans(&d->src->stack, f))
+        return f;
+    d->unlanded--;
+    uint32_t len = f->len;
+    tern_buf *b = land_one(d, f);
+    if (!b) {
+        d->st.pool_drops++;
+        d->st.delivered--;
+        d->st.delivered_bytes -= len;
+    }
+    return b;
+}
+
 /* The n frames rx took: those still the sender's are copied (land_one);
  * ones the receiver has no buffer for are dropped and counted. Returns
  * the frames left, in order. */
@@ -857,23 +877,9 @@ static unsigned land(ml_dir *d, tern_buf **frames, unsigned n)
 {
     unsigned out = 0;
     for (unsigned k = 0; k < n; k++) {
-        tern_buf *f = frames[k];
-        /* a frame in the ring is the sender's (not landed yet), the
-         * receiver's or a view: the sender's pool's range tells */
-        if (!tern_buf_stack_spans(&d->src->stack, f)) {
-            frames[out++] = f;
-            continue;
-        }
-        d->unlanded--;
-        uint32_t len = f->len;
-        tern_buf *b = land_one(d, f);
-        if (b) {
+        tern_buf *b = land_frame(d, frames[k]);
+        if (b)
             frames[out++] = b;
-        } else {
-            d->st.pool_drops++;
-            d->st.delivered--;
-            d->st.delivered_bytes -= len;
-        }
     }
     return out;
 }
@@ -987,18 +993,7 @@ unsigned tern_memlink_rx_unlanded(tern_memlink *l, int end,
 
 tern_buf *tern_memlink_land(tern_memlink *l, int end, tern_buf *f)
 {
-    ml_dir *d = &l->dir[!(end & 1)];
-    if (!tern_buf_stack_spans(&d->src->stack, f))
-        return f;
-    d->unlanded--;
-    uint32_t len = f->len;
-    tern_buf *b = land_one(d, f);
-    if (!b) {
-        d->st.pool_drops++;
-        d->st.delivered--;
-        d->st.delivered_bytes -= len;
-    }
-    return b;
+    return land_frame(&l->dir[!(end & 1)], f);
 }
 
 uint64_t tern_memlink_next_event(const tern_memlink *l, int end)
