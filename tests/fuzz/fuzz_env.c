@@ -286,7 +286,11 @@ void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
     b->flags = TERN_BUF_RX_SUM;
     b->rx_sum =
         tern_csum_fold(tern_csum_partial(b->data + 14, len - 14, wrong));
-    tern_input(st, &b, 1, now);
+    /* step by step, as a driver that lands frames one at a time: the
+     * same path as tern_input, through the exported steps */
+    tern_input_begin(st, 1, now);
+    tern_input_one(st, b);
+    tern_input_end(st);
 }
 
 long fz_outstanding(void)

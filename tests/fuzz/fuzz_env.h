@@ -23,7 +23,8 @@
 tern_stack *fz_reset(void);
 /* Feed one frame of len bytes at time now. */
 void fz_frame(tern_stack *st, const uint8_t *data, size_t len, uint64_t now);
-/* The same flagged TERN_BUF_RX_SUM, as a copying driver hands a frame,
+/* The same flagged TERN_BUF_RX_SUM, as a copying driver hands a frame
+ * (through tern_input_begin/one/end, as such a driver may),
  * with the sum of its bytes after the Ethernet header plus `wrong` (0: the
  * right sum). */
 void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
