@@ -171,12 +171,6 @@ static inline size_t run_bytes(uint64_t w, size_t n)
     return left < n ? left : n;
 }
 
-/* The first word of a run: word w's value. */
-static inline uint64_t run_first(uint64_t w)
-{
-    return word_at(w);
-}
-
 /* The sum of the n >= 1 words of a run from word w, as little-endian
  * 16-bit words modulo 0xffff, in 1..0xffff: a word is congruent to the sum
  * of its 16-bit words (2^16 = 1 modulo 0xffff), the words never wrap, so
@@ -203,7 +197,7 @@ words_body(uint8_t *dst, uint64_t w, size_t n, bool want_sum)
     uint64_t sum = 0;
     while (n) {
         size_t run = run_bytes(w, n);
-        run_words(true, dst, NULL, NULL, run_first(w), run);
+        run_words(true, dst, NULL, NULL, word_at(w), run);
         if (want_sum)
             sum += run_sum(w, run / 8);
         dst += run;
@@ -235,7 +229,7 @@ differ_body(const uint8_t *src, uint64_t w, size_t n)
     uint64_t diff = 0;
     while (n) {
         size_t run = run_bytes(w, n);
-        diff |= run_words(false, NULL, src, &d, run_first(w), run);
+        diff |= run_words(false, NULL, src, &d, word_at(w), run);
         src += run;
         w += run / 8;
         n -= run;
