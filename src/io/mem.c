@@ -919,14 +919,14 @@ static inline unsigned rx_take(ml_dir *d, tern_buf **frames, uint32_t n,
     return n;
 }
 
-/* tern_memlink_rx when a frame is held back for reordering, or when not
- * all of the ring can go: more frames than max, or some not due yet. Out
- * of line, so the usual case makes no call. */
+/* take_frames when a frame is held back for reordering, or when not all
+ * of the ring can go: more frames than max, or some not due yet. Out of
+ * line, so the usual case makes no call. */
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
 static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
-                           unsigned max, uint64_t now_ns, bool lazy)
+                           unsigned max, uint64_t now_ns)
 {
     if (d->held && l->now >= d->held_deadline)
         release_held(l, d);
@@ -952,14 +952,15 @@ static unsigned rx_general(tern_memlink *l, ml_dir *d, tern_buf **frames,
             bytes += b->frag ? ml_frame_len(b) : b->len;
         }
     }
-    n = rx_take(d, frames, n, bytes);
-    return d->unlanded && !lazy ? land(d, frames, n) : n;
+    return rx_take(d, frames, n, bytes);
 }
 
-static inline unsigned rx_frames(tern_memlink *l, int end, tern_buf **frames,
-                                 unsigned max, uint64_t now_ns, bool lazy)
+/* Up to max due frames of d's ring, not landed: some may still be the
+ * sender's buffers (d->unlanded). */
+static inline unsigned take_frames(tern_memlink *l, ml_dir *d,
+                                   tern_buf **frames, unsigned max,
+                                   uint64_t now_ns)
 {
-    ml_dir *d = &l->dir[!(end & 1)];
     if (now_ns > l->now)
         l->now = now_ns;
     uint32_t queued = d->tail - d->head;
@@ -969,26 +970,27 @@ static inline unsigned rx_frames(tern_memlink *l, int end, tern_buf **frames,
     if (!d->held && queued <= max) {
         if (!queued)
             return 0;
-        if (d->dated == d->head) {
-            unsigned n = rx_take(d, frames, queued, d->ring_bytes);
-            return d->unlanded && !lazy ? land(d, frames, n) : n;
-        }
+        if (d->dated == d->head)
+            return rx_take(d, frames, queued, d->ring_bytes);
     }
-    return rx_general(l, d, frames, max, now_ns, lazy);
+    return rx_general(l, d, frames, max, now_ns);
 }
 
 unsigned tern_memlink_rx(tern_memlink *l, int end, tern_buf **frames,
                          unsigned max, uint64_t now_ns)
 {
-    return rx_frames(l, end, frames, max, now_ns, false);
+    ml_dir *d = &l->dir[!(end & 1)];
+    unsigned n = take_frames(l, d, frames, max, now_ns);
+    return d->unlanded ? land(d, frames, n) : n;
 }
 
 unsigned tern_memlink_rx_unlanded(tern_memlink *l, int end,
                                   tern_buf **frames, unsigned max,
                                   uint64_t now_ns, bool *unlanded)
 {
-    *unlanded = l->dir[!(end & 1)].unlanded != 0;
-    return rx_frames(l, end, frames, max, now_ns, *unlanded);
+    ml_dir *d = &l->dir[!(end & 1)];
+    *unlanded = d->unlanded != 0;
+    return take_frames(l, d, frames, max, now_ns);
 }
 
 tern_buf *tern_memlink_land(tern_memlink *l, int end, tern_buf *f)

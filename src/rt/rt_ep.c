@@ -36,10 +36,8 @@ static void ep_tx_capture(void *ctx, tern_buf **frames, unsigned n)
     ep_tx(ctx, frames, n);
 }
 
-unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max, uint64_t now)
+unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max)
 {
-    if (ep->ml)
-        return tern_memlink_rx(ep->ml, ep->end, frames, max, now);
     unsigned n = ep->dev->drv->rx_burst(ep->dev, ep->q, frames, max);
     tern_pcap *pc = ep->core->rt->pcap[ep->core->idx];
     if (n && pc) {
@@ -81,7 +79,7 @@ unsigned rt_ep_input(rt_ep *ep, tern_buf **frames, uint64_t now)
             return n;
         }
     } else {
-        n = rt_ep_rx(ep, frames, RT_BURST, now);
+        n = rt_ep_rx(ep, frames, RT_BURST);
     }
     if (n)
         tern_input(ep->st, frames, n, now);

@@ -46,8 +46,9 @@ enum rt_tx_kind {
  * and tear them down. */
 int rt_core_init(rt_core *c);
 void rt_core_fini(rt_core *c);
-/* Receive one burst of an endpoint (capturing it when asked). */
-unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max, uint64_t now);
+/* Receive one burst of a device endpoint (capturing it when asked); a mem
+ * endpoint's bursts go through rt_ep_input. */
+unsigned rt_ep_rx(rt_ep *ep, tern_buf **frames, unsigned max);
 /* A burst of up to RT_BURST frames into ep's stack; frames is scratch room
  * for them. Returns the frames taken. */
 unsigned rt_ep_input(rt_ep *ep, tern_buf **frames, uint64_t now);
@@ -65,7 +66,7 @@ void rt_steer_configure(rt_ep *ep, tern_config *cfg);
 /* One receive step of core c: returned buffers home, send what dependent
  * cores handed us to transmit, read our queue (if any), steer; frames for
  * our stack in out (room for RT_BURST * 2). */
-unsigned rt_steer_rx(rt_core *c, tern_buf **out, uint64_t now);
+unsigned rt_steer_rx(rt_core *c, tern_buf **out);
 /* Wake the cores we handed frames to (after the stack's transmit). */
 void rt_steer_kick(rt_core *c);
 /* Before sleeping: true if frames already wait (then do not sleep). */

@@ -60,7 +60,7 @@ static unsigned core_step(rt_core *c, bool run_iter, uint64_t *next_out)
     unsigned got = 0;
     c->now = now;
     if (r->steer) {
-        got = rt_steer_rx(c, frames, now);
+        got = rt_steer_rx(c, frames);
         if (got)
             tern_input(c->ep[0].st, frames, got, now);
     }

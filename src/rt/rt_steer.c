@@ -343,7 +343,7 @@ void rt_steer_configure(rt_ep *ep, tern_config *cfg)
     memcpy(cfg->rss_reta, sc->reta, sc->reta_size * sizeof sc->reta[0]);
 }
 
-unsigned rt_steer_rx(rt_core *c, tern_buf **out, uint64_t now)
+unsigned rt_steer_rx(rt_core *c, tern_buf **out)
 {
     rt *r = c->rt;
     unsigned me = c->idx, n = 0;
@@ -356,7 +356,7 @@ unsigned rt_steer_rx(rt_core *c, tern_buf **out, uint64_t now)
             queue_tx(c, b, k);
     }
     if (me < r->nq)
-        n = rt_ep_rx(&c->ep[0], in, RT_BURST, now);
+        n = rt_ep_rx(&c->ep[0], in, RT_BURST);
     return steer_rx(r->steer, me, in, n, out, 2 * RT_BURST);
 }
 
