@@ -149,12 +149,45 @@ static inline void rt_report_cores(report *rp, rt *r)
 /* The end every tern app's report shares: retransmits, connections still
  * held at exit (TIME_WAIT included), the link figures, per-core figures
  * (several cores), all counters. */
+/* Full-speed windows shorter than this in all give no *_full figure: too
+ * few to stand for the run. */
+#define RT_SPEED_MIN_FULL_S 0.2
+
+/* "host_speed": how much of its core the host gave the loops (speed.h):
+ * the fastest probe and the time-weighted median one (GHz), the share of
+ * the time in full-speed windows, and the app's work per second (what
+ * its work hook counts) in those windows and over the run. */
+static inline void rt_report_speed(report *rp, const rt *r)
+{
+    speed_summary s;
+    rt_speed_summary(r, &s);
+    rep_obj_begin(rp, "host_speed");
+    rep_f(rp, "best_ghz", s.best_ghz, 2);
+    rep_f(rp, "median_ghz", s.median_ghz, 2);
+    rep_f(rp, "full_share", s.full_share, 3);
+    rep_f(rp, "full_s", s.full_s, 3);
+    rep_f(rp, "rate_full", s.rate_full, 0);
+    rep_f(rp, "rate_all", s.rate_all, 0);
+    rep_obj_end(rp);
+}
+
+/* The work rate in full-speed windows, if they last RT_SPEED_MIN_FULL_S
+ * on every core. */
+static inline bool rt_rate_full(const rt *r, double *rate)
+{
+    speed_summary s;
+    rt_speed_summary(r, &s);
+    *rate = s.rate_full;
+    return s.full_s >= RT_SPEED_MIN_FULL_S;
+}
+
 static inline void rt_report_end(report *rp, rt *r, const tern_counters *all)
 {
     rep_u64(rp, "retransmits", all->tcp_retransmits);
     rep_u64(rp, "tcp_conns", rt_conn_count(r, -1));
     rt_report_link(rp, r);
     rt_report_cores(rp, r);
+    rt_report_speed(rp, r);
     report_counters(rp, "counters", all);
     rep_end(rp);
 }

@@ -276,6 +276,15 @@ static inline void trr_finish_clients(rt_core *core)
             trr_finish(&core->ep[e]);
 }
 
+/* The work hook (rt_hooks.work): requests answered on this core; a core
+ * without clients (a server) counts frames received. */
+static inline uint64_t trr_work(rt_core *core)
+{
+    if (g_trr.cores && core->idx < g_trr.ncores && g_trr.cores[core->idx].n)
+        return rr_completed(&g_trr.cores[core->idx].rr);
+    return core->rx_frames;
+}
+
 static inline void trr_total(rr_total *tot, uint64_t *completed, bool *failed)
 {
     rr_total_init(tot);

@@ -312,6 +312,20 @@ static void cb_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 
 /* ---- runtime hooks ---- */
 
+/* The work hook (rt_hooks.work): payload bytes this core's receivers took
+ * in; a core with only senders counts the bytes acked. */
+static uint64_t work(rt_core *core)
+{
+    uint64_t in = 0;
+    bool receives = false;
+    for (unsigned e = 0; e < core->nep; e++)
+        if (core->ep[e].role == RT_SERVER) {
+            receives = true;
+            in += tern_get_counters(core->ep[e].st)->tcp_bytes_in;
+        }
+    return receives ? in : cores[core->idx].sent;
+}
+
 static void configure(rt_ep *ep, tern_config *cfg)
 {
     if (ep->role == RT_SERVER) {
@@ -432,6 +446,9 @@ static bool report_out(rt *r)
         else if (bo.verify == VERIFY_PATTERN)
             ok &= tot.all_ok;
     }
+    double full;
+    if (rt_rate_full(r, &full))             /* see rt_report_speed */
+        rep_f(&rp, "gbps_full", full * 8 / 1e9, 3);
     rt_report_end(&rp, r, &all);
     return ok;
 }
@@ -480,7 +497,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(co.driver, "mem") && co.link_bps > 0)
         p.faults.rate_bps = (uint64_t)co.link_bps;
-    rt_hooks h = {.configure = configure, .start = start, .iter = iter};
+    rt_hooks h = {.configure = configure, .start = start, .iter = iter,
+                  .work = work};
     char banner[64] = "";
     if (bo.mode == MODE_SERVER && !co.json)
         snprintf(banner, sizeof banner, "receiving on port %u",

@@ -192,6 +192,9 @@ static bool report_out(rt *r)
         bool failed;
         trr_total(&tot, &done, &failed);
         report_rr(&rp, &tot);
+        double full;
+        if (rt_rate_full(r, &full))         /* see rt_report_speed */
+            rep_f(&rp, "rps_full", full, 0);
         ok = !failed && (!eo.requests || done == eo.requests);
     } else {
         rep_u64(&rp, "requests", srv.tcp_bytes_in / eo.size);
@@ -225,6 +228,6 @@ int main(int argc, char **argv)
     rt_params_from_opts(&p, &co, eo.mode == MODE_SERVER ? RT_SERVER
                                                          : RT_CLIENT);
     rt_hooks h = {.configure = configure, .start = start, .iter = iter,
-                  .finish = trr_finish_clients};
+                  .finish = trr_finish_clients, .work = trr_work};
     return rt_app_run(&co, &p, &h, NULL, report_out);
 }

@@ -229,7 +229,7 @@ int main(int argc, char **argv)
     rt_params_from_opts(&p, &co, ho.mode == MODE_SERVER ? RT_SERVER
                                                          : RT_CLIENT);
     rt_hooks h = {.configure = configure, .start = start, .iter = iter,
-                  .finish = trr_finish_clients};
+                  .finish = trr_finish_clients, .work = trr_work};
     char banner[128] = "";
     if (ho.mode == MODE_SERVER && !co.json) {
         char ip[16];

@@ -14,6 +14,15 @@ rt_core *rt_core_at(rt *r, unsigned i) { return &r->core[i]; }
 void *rt_app(const rt *r) { return r->p.app; }
 const rt_params *rt_params_of(const rt *r) { return &r->p; }
 
+void rt_speed_summary(const rt *r, speed_summary *out)
+{
+    const speed_stats *s[RT_MAX_CORES];
+    unsigned n = r->p.ncores < RT_MAX_CORES ? r->p.ncores : RT_MAX_CORES;
+    for (unsigned i = 0; i < n; i++)
+        s[i] = &r->core[i].speed;
+    speed_summarize(s, n, out);
+}
+
 static int open_pcaps(rt *r, char *err, size_t errlen)
 {
     if (!r->p.pcap)

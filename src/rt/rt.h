@@ -33,6 +33,7 @@
 #include "io.h"
 #include "mem.h"
 #include "tern.h"
+#include "speed.h"
 
 #define RT_MAX_CORES 256
 #define RT_MAX_EPS 2
@@ -76,6 +77,7 @@ struct rt_core {
     volatile bool stop;    /* this core only */
     /* loop statistics */
     uint64_t iterations, rx_frames, sleeps;
+    speed_stats speed;     /* host speed windows of the loop (speed.h) */
     /* software steering (rt_params.steer): transmit frames handed to the
      * queue owner, and those a full ring dropped */
     uint64_t tx_forwarded, tx_ring_drops;
@@ -105,6 +107,10 @@ typedef struct rt_hooks {
      * connections, take figures. The loop then drains for a moment so FINs
      * leave, and the stacks are freed only by rt_destroy. May be NULL. */
     void (*finish)(rt_core *c);
+    /* Per core, every speed window (10 ms) on its thread: the app's work
+     * so far (requests answered, bytes received), whose rate the speed
+     * summary gives; NULL: frames received. */
+    uint64_t (*work)(rt_core *c);
 } rt_hooks;
 
 typedef struct rt_params {
@@ -176,6 +182,10 @@ struct steer_stats;
 const struct steer_stats *rt_steer_stats(const rt *r, unsigned i);
 /* Core i's endpoint counters summed, as copied when it stopped. */
 void rt_core_counters(const rt *r, unsigned i, tern_counters *out);
+
+/* The host speed over the cores' loops (speed.h): the work rate at full
+ * speed and over the run, the time at full speed. After rt_run. */
+void rt_speed_summary(const rt *r, speed_summary *out);
 
 /* Monotonic nanoseconds. */
 uint64_t rt_now_ns(void);

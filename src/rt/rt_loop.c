@@ -89,15 +89,27 @@ static unsigned core_step(rt_core *c, bool run_iter, uint64_t *next_out)
     return got;
 }
 
+/* The app's work so far, for the speed windows. */
+static uint64_t core_work(rt_core *c)
+{
+    rt *r = c->rt;
+    return r->h.work ? r->h.work(c) : c->rx_frames;
+}
+
 void rt_core_loop(rt_core *c)
 {
     bool busy = c->rt->p.busy || c->ml;
+    speed_start(&c->speed, rt_now_ns(), core_work(c));
     while (!rt_stopping() && !c->stop) {
         uint64_t next;
         unsigned got = core_step(c, true, &next);
+        if (speed_due(&c->speed, c->now))
+            speed_tick(&c->speed, rt_now_ns(), core_work(c));
         if (!got && !busy)
             core_sleep(c, next, c->now);
     }
+    /* the last, partial window too: a short run may have no other */
+    speed_tick(&c->speed, rt_now_ns(), core_work(c));
 }
 
 /* After the app's finish hook: keep the stacks running briefly so FINs,

@@ -15,6 +15,28 @@ class TernMem(unittest.TestCase):
                   "duration_s", "driver", "retransmits"):
             self.assertIn(k, d)
         self.assertEqual(d["driver"], "mem")
+        self.check_host_speed(d, "rps_full", d["rps"])
+
+    def check_host_speed(self, d, full_key, figure):
+        """The host speed report (docs/performance.md, "Host speed"): a
+        probe ran, every window is in the totals, and the work rates are
+        those of the run (the full-speed one only with enough time)."""
+        h = d["host_speed"]
+        self.assertGreater(h["best_ghz"], 0)
+        self.assertGreater(h["median_ghz"], 0)
+        self.assertLessEqual(h["median_ghz"], h["best_ghz"] + 0.03)
+        self.assertTrue(0 <= h["full_share"] <= 1, h)
+        self.assertGreater(h["rate_all"], 0)
+        if h["full_s"] >= 0.2:
+            self.assertIn(full_key, d)
+            self.assertGreater(d[full_key], 0)
+        else:
+            self.assertNotIn(full_key, d)
+        # the loop's windows span a little more than the app's own
+        # timing (connection setup): same order of magnitude
+        unit = 8 / 1e9 if full_key == "gbps_full" else 1
+        self.assertLess(h["rate_all"] * unit, figure * 2)
+        self.assertGreater(h["rate_all"] * unit, figure / 4)
 
     def test_echo_depth_two_cores(self):
         d = run_json(self, ["tern-echo", "--requests", "20001", "--depth",
@@ -35,6 +57,7 @@ class TernMem(unittest.TestCase):
                             "--json"])
         self.assertEqual(d["bytes"], 256 << 20)
         self.assertIs(d["verified"], True)
+        self.check_host_speed(d, "gbps_full", d["gbps"])
 
     def test_bulk_hash_verified(self):
         # Both ends in one process: the receiver's stream hashes are

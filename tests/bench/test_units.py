@@ -199,6 +199,32 @@ class Flags(unittest.TestCase):
         self.assertIn("--report /nonexistent/scaling.json", err)
 
 
+class ScalingSummary(unittest.TestCase):
+    def test_full_speed_columns(self):
+        from bench import scaling
+        runs = {n: [{"value": v, "full": f, "full_share": sh, "load1": 1.0,
+                     "others_cpus": 0.0, "our_cpus": 1.0 * n}
+                    for v, f, sh in vals]
+                for n, vals in ((1, [(3.0e6, 4.0e6, 0.5), (3.5e6, 4.2e6, 0.7),
+                                     (3.2e6, None, 0.01)]),
+                                (2, [(6.0e6, 7.0e6, 0.6)]))}
+        row = scaling.summary("mem", "echo", runs)
+        self.assertEqual(row["one"]["median"], 3.2e6)
+        self.assertEqual(row["full"][1]["n"], 2)          # the None left out
+        self.assertEqual(row["full"][1]["median"], 4.1e6)
+        self.assertEqual(row["full_share"][1]["median"], 0.5)
+        line = scaling.table([row]).splitlines()[-1]
+        self.assertIn("4.10M (4.00-4.20) req/s / 7.00M", line)
+        self.assertIn("| 50% / 60% |", line)
+
+    def test_old_results_without_full(self):
+        from bench import scaling
+        runs = {n: [{"value": 40.0, "load1": 1.0, "others_cpus": 0.0, "our_cpus": 1.0}]
+                for n in (1, 2)}
+        line = scaling.table([scaling.summary("mem", "bulk", runs)]).splitlines()[-1]
+        self.assertTrue(line.endswith("| - / - | - / - |"), line)
+
+
 class ArgvProg(unittest.TestCase):
     def test_strips_wrappers(self):
         self.assertEqual(measure.argv_prog(["ip", "netns", "exec", "ns", "taskset", "-c", "0",

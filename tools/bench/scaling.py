@@ -49,6 +49,13 @@ def figure(work, rep):
     return rep["rps"] if work == "echo" else rep["gbps"]
 
 
+def full_figure(work, rep):
+    """The figure in the windows where the host gave the loop its whole
+    core (rps_full / gbps_full, see docs/performance.md, "Host speed"),
+    None when the run had too few of them."""
+    return rep.get("rps_full" if work == "echo" else "gbps_full")
+
+
 def check(work, rep, what):
     """A run counts only if it did what it was asked."""
     if work == "bulk" and not (rep.get("verified") or rep.get("verify") == "none"):
@@ -167,12 +174,20 @@ def series(label, fn, bindir, work, a, out):
             cmd[n] = argv
             if i == 0:
                 continue              # warm-up pair
-            runs[n].append({"value": figure(work, rep), "load1": load[0] if load else None,
+            host = rep.get("host_speed") or {}
+            runs[n].append({"value": figure(work, rep), "full": full_figure(work, rep),
+                            "full_share": host.get("full_share"),
+                            "best_ghz": host.get("best_ghz"),
+                            "load1": load[0] if load else None,
                             "others_cpus": others, "others_cpus_before": before,
                             "our_cpus": ours})
-            sys.stderr.write("[scaling] %s %s %d core(s): %.3f (load %.2f, others %.2f CPUs, "
-                             "ours %.2f)\n" % (label, work, n, figure(work, rep),
-                                                load[0] if load else -1, others, ours))
+            full = full_figure(work, rep)
+            sys.stderr.write("[scaling] %s %s %d core(s): %.3f, at full speed %s (%.0f%% of "
+                             "the time) (load %.2f, others %.2f CPUs, ours %.2f)\n"
+                             % (label, work, n, figure(work, rep),
+                                "%.3f" % full if full is not None else "-",
+                                100 * (host.get("full_share") or 0),
+                                load[0] if load else -1, others, ours))
     row = summary(label, work, runs)
     row["argv"] = cmd
     out.append(row)
@@ -192,14 +207,20 @@ def summary(label, work, runs):
             # it runs, whatever share of it the rest of the machine took
             "per_cpu": {n: stats.summarize(r["value"] / r["our_cpus"] for r in runs[n]
                                            if r["our_cpus"] > 0) for n in (1, 2)},
+            # the figure while the host gave each loop its whole core, and
+            # the share of the time it did (older result files: none)
+            "full": {n: stats.summarize(r.get("full") for r in runs[n]) for n in (1, 2)},
+            "full_share": {n: stats.summarize(r.get("full_share") for r in runs[n])
+                           for n in (1, 2)},
             "runs": runs}
 
 
 def table(rows):
     lines = ["| link | workload | 1 core (median, min-max) | 2 cores (median, min-max) "
              "| ratio | load avg (1 min) | CPUs used by others | CPUs we got (1 / 2 cores) "
-             "| per CPU we got (1 / 2 cores) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| per CPU we got (1 / 2 cores) | at full host speed (1 / 2 cores) "
+             "| time at full speed (1 / 2 cores) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         unit = "req/s" if r["workload"] == "echo" else "Gbit/s"
 
@@ -211,12 +232,19 @@ def table(rows):
         ld, ot = r["load1"], r["others"]
         oc, pc = r["our_cpus"], r["per_cpu"]
         scale = 1e6 if r["workload"] == "echo" else 1.0
+        full, share = r.get("full") or {}, r.get("full_share") or {}
+
+        def opt(s, f):
+            return f(s) if s else "-"
         lines.append("| %s | %s | %s | %s | %.2fx | %.1f-%.1f | %.2f (%.2f-%.2f) | %.2f / %.2f "
-                     "| %.2f / %.2f |"
+                     "| %.2f / %.2f | %s / %s | %s / %s |"
                      % (r["link"], r["workload"], fmt(r["one"]), fmt(r["two"]),
                         r["ratio"], ld["min"], ld["max"], ot["median"], ot["min"], ot["max"],
                         oc[1]["median"], oc[2]["median"],
-                        pc[1]["median"] / scale, pc[2]["median"] / scale))
+                        pc[1]["median"] / scale, pc[2]["median"] / scale,
+                        opt(full.get(1), fmt), opt(full.get(2), fmt),
+                        opt(share.get(1), lambda s: "%.0f%%" % (100 * s["median"])),
+                        opt(share.get(2), lambda s: "%.0f%%" % (100 * s["median"]))))
     return "\n".join(lines)
 
 

@@ -1,0 +1,74 @@
+/* speed.h - how much of its core the host gives a thread, measured from
+ * inside the thread.
+ *
+ * A virtual machine's vCPU may share a physical core with another
+ * tenant's busy hyperthread, or be clocked down; the guest sees no steal
+ * time for either, and a benchmark's figure then swings with the
+ * neighbour (on our 2-vCPU KVM guest, by a factor of two). So each
+ * runtime core times a short fixed chain of dependent adds (the probe:
+ * one add per cycle on any out-of-order core, so its rate in adds per
+ * ns is the core's effective clock in GHz) every window of SPEED_WINDOW_NS,
+ * and notes the application's work done in that window. At the end, the
+ * windows whose probes both ran at 90% or more of the fastest probe seen
+ * give the rate the program reaches when the core is its own, beside the
+ * rate over the whole run. Neither replaces the other: a report gives
+ * both, and the share of time at full speed.
+ *
+ * The probe costs ~3 us per 10 ms window (0.03%).
+ */
+#ifndef TERN_RT_SPEED_H
+#define TERN_RT_SPEED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SPEED_WINDOW_NS 10000000ull   /* 10 ms */
+#define SPEED_PROBE_ADDS 8192u
+#define SPEED_BIN_MHZ 25u
+#define SPEED_BINS 256u               /* 0 .. 6.4 GHz; faster lands in the last */
+#define SPEED_FULL_PCT 90u            /* "full speed": >= 90% of the best */
+
+/* Per core: the windows so far, binned by the slower of their two
+ * probes. */
+typedef struct speed_stats {
+    uint64_t ns[SPEED_BINS];          /* window time per bin */
+    uint64_t work[SPEED_BINS];        /* application work per bin */
+    uint64_t best_mhz;                /* fastest probe */
+    uint64_t windows;
+    /* the open window */
+    uint64_t next_ns;                 /* when it closes (0: not started) */
+    uint64_t start_ns, start_work;
+    uint64_t start_mhz;               /* its opening probe */
+} speed_stats;
+
+typedef struct speed_summary {
+    double best_ghz;                  /* fastest probe */
+    double median_ghz;                /* time-weighted median of windows */
+    double full_share;                /* of the time, in full-speed windows */
+    double full_s, all_s;             /* seconds in full windows, in all */
+    double rate_full;                 /* work per second in full windows */
+    double rate_all;                  /* work per second over all windows */
+} speed_summary;
+
+/* Time the probe once: its rate in MHz (adds per microsecond). */
+uint64_t speed_probe_mhz(void);
+
+/* Open the first window at now, with the work done so far. */
+void speed_start(speed_stats *s, uint64_t now, uint64_t work);
+/* Whether the open window is due to close (cheap: for every loop turn). */
+static inline bool speed_due(const speed_stats *s, uint64_t now)
+{
+    return s->next_ns && now >= s->next_ns;
+}
+/* Close the open window at now with a fresh probe of mhz, and open the
+ * next. Split from speed_tick so tests can feed chosen speeds. */
+void speed_window(speed_stats *s, uint64_t now, uint64_t work, uint64_t mhz);
+/* speed_window with a probe run now. */
+void speed_tick(speed_stats *s, uint64_t now, uint64_t work);
+
+/* Summary of one or more cores' stats (rates summed over the cores, the
+ * full share that of the core with the least). */
+void speed_summarize(const speed_stats *const *s, unsigned n,
+                     speed_summary *out);
+
+#endif
