@@ -43,6 +43,8 @@ class BadUsage(unittest.TestCase):
         ("--root", fixture("noisy_host"), "--iface", "nope0"),
         ("--apply", "--revert"),
         ("--revert", "--during", "true"),
+        ("--probe-seconds", "-1"),
+        ("--probe-seconds", "soon"),
         ("rate", "--link", "fast"),
         ("rate",),
         ("rate", "--link", "100G", "--mtu", "10"),

@@ -33,6 +33,11 @@ class TunedReader(unittest.TestCase):
         self.assertIn("shares L3", place["data"]["verdicts"]["5"])
         l3 = one(self, doc, "nic.irq_l3", READER)
         self.assertIn("0-5", l3["data"]["l3_groups"])
+        # the speed probe ran on the app core only, and found it steady
+        speed = one(self, doc, "cpu.core_speed")
+        self.assertEqual(speed["severity"], "ok")
+        self.assertEqual(list(speed["data"]["cpus"]), ["5"])
+        self.assertGreaterEqual(speed["data"]["cpus"]["5"]["p10_of_best"], 0.85)
 
     def test_table_output(self):
         rc, out, _ = run_tern("doctor", "--root", fixture("reader100g_tuned"), "--app-cores", "5")
@@ -140,6 +145,30 @@ class NoisyHost(unittest.TestCase):
         self.assertEqual(sev[("netfilter.conntrack", None)], "warn")
         self.assertEqual(sev[("netfilter.rules", None)], "warn")
         self.assertEqual(self.rc, 1)
+
+    def test_core_speed(self):
+        # CPU 2's probe ran at half speed 40% of the time: a shared core
+        speed = one(self, self.doc, "cpu.core_speed")
+        self.assertEqual(speed["severity"], "warn")
+        self.assertIn("varies: CPU 2", speed["current"])
+        self.assertEqual(sorted(speed["data"]["cpus"]), ["0", "1", "2", "3"])
+        self.assertLess(speed["data"]["cpus"]["2"]["p10_of_best"], 0.55)
+        self.assertGreater(speed["data"]["cpus"]["0"]["p10_of_best"], 0.95)
+        self.assertEqual(speed["fix_kind"], "manual")
+        self.assertFalse(speed["applicable"])
+        # throughput: recorded, not a warning
+        _, doc, _ = doctor_json("--root", fixture("noisy_host"), "--profile", "throughput")
+        self.assertEqual(one(self, doc, "cpu.core_speed")["severity"], "info")
+        # only the app cores are probed: CPU 0 is steady
+        _, doc, _ = doctor_json("--root", fixture("noisy_host"), "--app-cores", "0")
+        self.assertEqual(one(self, doc, "cpu.core_speed")["severity"], "ok")
+        # off, and a tree without probe results: unknown, never a guess
+        _, doc, _ = doctor_json("--root", fixture("noisy_host"), "--probe-seconds", "0")
+        speed = one(self, doc, "cpu.core_speed")
+        self.assertEqual(speed["severity"], "unknown")
+        self.assertIn("--probe-seconds 0", speed["current"])
+        _, doc, _ = doctor_json("--root", fixture("rps_off_hotcore"))
+        self.assertEqual(one(self, doc, "cpu.core_speed")["severity"], "unknown")
 
     def test_details(self):
         cst = one(self, self.doc, "cpu.cstates")

@@ -52,6 +52,9 @@ def check_parser():
                    help="run COMMAND via the shell and report counter deltas around it")
     p.add_argument("--root", default="/", metavar="DIR",
                    help="read /proc and /sys under DIR (fixture trees; default /)")
+    p.add_argument("--probe-seconds", type=float, default=1.0, metavar="S",
+                   help="time the core speed probe runs on each app core (else on the first 4 "
+                        "CPUs), one after the other (default 1; 0 = off)")
     p.add_argument("--json", action="store_true", help="print the JSON report instead of the table")
     p.add_argument("--json-file", metavar="FILE", help="also write the JSON report to FILE")
     p.add_argument("--fail-on", choices=("warn", "crit", "never"), default="warn",
@@ -126,6 +129,8 @@ def main(argv=None, runner=None):
         p.error("--apply and --revert exclude each other")
     if args.revert and args.during:
         p.error("--revert cannot be combined with --during")
+    if not 0 <= args.probe_seconds <= 60:
+        p.error("--probe-seconds must be between 0 and 60")
     host = Host(args.root, runner)
     for iface in args.iface or []:
         if not host.isdir("/sys/class/net/" + iface):
@@ -152,12 +157,14 @@ def main(argv=None, runner=None):
 
 def audit(host, args, state, log):
     """Checks (after --apply if asked), then --during; returns (report, apply failures)."""
-    facts = Facts(host, args.profile, args.iface, args.app_cores)
+    facts = Facts(host, args.profile, args.iface, args.app_cores, args.probe_seconds)
     findings = checks.run_all(facts)
     apply_failed = 0
     if args.apply:
         _, apply_failed = fixer.apply(host, findings, state, log)
+        speeds = facts.core_speeds
         facts = Facts(host, args.profile, args.iface, args.app_cores)  # re-read what changed
+        facts.core_speeds = speeds            # no knob of ours changes them: not probed twice
         findings = checks.run_all(facts)
     during_doc = None
     if args.during:

@@ -20,15 +20,34 @@ NON_QUEUE_IRQ = re.compile(r"config|async|misc|ctrl|event|lsc|-fw|err|mbx|other"
 
 
 class Facts:
-    def __init__(self, host, profile, ifaces=None, app_cores=None):
+    def __init__(self, host, profile, ifaces=None, app_cores=None, probe_seconds=1.0):
         self.host = host
         self.profile = profile
+        self.probe_seconds = probe_seconds
         self.requested_ifaces = ifaces or []
         self.app_cores = app_cores or []
         self.ethtool = Ethtool(host)
         self._irqs = {}
 
     # --- CPUs -----------------------------------------------------------------
+
+    # CPUs the core speed probe runs on when no --app-cores are given.
+    PROBE_CPUS = 4
+
+    @cached_property
+    def core_speeds(self):
+        """{cpu: [probe rates]} for the app cores (else the first
+        PROBE_CPUS online CPUs), one CPU after the other; {} when the
+        probe is off (--probe-seconds 0) or gave nothing."""
+        if self.probe_seconds <= 0:
+            return {}
+        cpus = [c for c in self.app_cores if c in self.cpus] or self.cpus[:self.PROBE_CPUS]
+        out = {}
+        for c in cpus:
+            rates = self.host.core_speed(c, self.probe_seconds)
+            if rates:
+                out[c] = rates
+        return out
 
     @cached_property
     def cpus(self):

@@ -15,6 +15,8 @@ real ethtool would describe this machine, not the tree:
     ROOT/.cmd/PROG.txt            stdout of PROG with the fixed arguments the
                                   doctor uses (nft.txt = `nft list ruleset`,
                                   iptables-save.txt = `iptables-save`)
+    ROOT/.probe/cpuN.txt          the core speed probe's rates on CPU N, one
+                                  per line (probe.py)
 
 No ROOT/.ethtool directory means "ethtool is not installed"; a missing OPT
 file means "the driver does not support that query".
@@ -161,3 +163,18 @@ class Host:
 
     def run(self, argv):
         return self.runner.run(argv)
+
+    def core_speed(self, cpu, seconds):
+        """The speed probe's rates on `cpu` (probe.py): measured on the live
+        machine, read from ROOT/.probe/cpuN.txt under a fixture root; None
+        when neither can be had."""
+        if self.is_live:
+            from . import probe
+            return probe.measure(cpu, seconds)
+        text = self.read("/.probe/cpu%d.txt" % cpu)
+        if text is None:
+            return None
+        try:
+            return [float(x) for x in text.split()]
+        except ValueError:
+            return None

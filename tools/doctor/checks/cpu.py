@@ -1,4 +1,5 @@
-"""CPU checks: boost/turbo, frequency governor, SMT, C-states, mitigations."""
+"""CPU checks: boost/turbo, frequency governor, SMT, C-states, mitigations,
+and how steadily the cores run (the speed probe)."""
 from __future__ import annotations
 
 from ..model import Action, Finding, by_profile, unknown
@@ -11,7 +12,8 @@ SHALLOW_US = 2
 
 
 def check(facts):
-    return [boost(facts), governor(facts), smt(facts), cstates(facts), mitigations(facts)]
+    return [boost(facts), governor(facts), smt(facts), cstates(facts), mitigations(facts),
+            core_speed(facts)]
 
 
 def boost(f):
@@ -165,3 +167,45 @@ def mitigations(f):
     return Finding("cpu.mitigations", "info", cur, rec, why,
                    fix="add mitigations=off to the kernel command line and reboot (isolated hosts only)",
                    fix_kind="cmdline", data=data)
+
+
+# The probe's slowest tenth of pieces within this share of its best piece:
+# a steady core (the pieces' own noise stays well inside it).
+STEADY_LOW = 0.85
+
+
+def core_speed(f):
+    """The speed probe (probe.py) on the app cores: a core whose speed
+    changes while nothing of ours changes is shared by someone we cannot
+    see (another VM's hyperthread on the same core, the host's clock)."""
+    why = ("A core shared with a busy neighbour (another VM's hyperthread, the host lowering the "
+           "clock) runs the same code slower for a while, with no steal time in the guest: "
+           "figures swing by that much (tern's programs report rps_full/gbps_full, the rate "
+           "while their own probe saw the whole core).")
+    speeds = f.core_speeds
+    if not speeds:
+        what = "not measured (--probe-seconds 0)" if f.probe_seconds <= 0 else \
+            "no probe results (cannot pin to the CPUs)"
+        return unknown("cpu.core_speed", what, why)
+    per_cpu, worst_cpu, worst = {}, None, 1.0
+    for cpu, rates in sorted(speeds.items()):
+        r = sorted(rates)
+        best = r[-1]
+        low = r[len(r) // 10] / best if best > 0 else 0.0
+        med = r[len(r) // 2] / best if best > 0 else 0.0
+        per_cpu[str(cpu)] = {"pieces": len(r), "best": round(best, 1),
+                             "median_of_best": round(med, 3), "p10_of_best": round(low, 3)}
+        if low < worst:
+            worst_cpu, worst = cpu, low
+    data = {"cpus": per_cpu, "steady_low": STEADY_LOW}
+    w = per_cpu[str(worst_cpu)]
+    if worst >= STEADY_LOW:
+        return Finding("cpu.core_speed", "ok", "steady (slowest tenth at >= %.0f%% of the best)"
+                       % (100 * worst), "steady", why, data=data)
+    sev = by_profile(f.profile, throughput="info", default="warn")
+    cur = ("varies: CPU %d ran its slowest tenth of the time at %.0f%% of its best, the median at %.0f%%"
+           % (worst_cpu, 100 * w["p10_of_best"], 100 * w["median_of_best"]))
+    return Finding("cpu.core_speed", sev, cur, "steady", why,
+                   fix="a host whose cores are not shared (dedicated or pinned vCPUs, the sibling "
+                       "hyperthread idle); else compare runs alternated, and the *_full figures",
+                   fix_kind="manual", data=data)
