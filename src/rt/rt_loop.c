@@ -99,17 +99,17 @@ static uint64_t core_work(rt_core *c)
 void rt_core_loop(rt_core *c)
 {
     bool busy = c->rt->p.busy || c->ml;
-    speed_start(&c->speed, rt_now_ns(), core_work(c));
+    speed_start(&c->speed, rt_now_ns(), core_work(c), c->iterations);
     while (!rt_stopping() && !c->stop) {
         uint64_t next;
         unsigned got = core_step(c, true, &next);
-        if (speed_due(&c->speed, c->now))
-            speed_tick(&c->speed, rt_now_ns(), core_work(c));
+        if (speed_due(&c->speed, c->now, c->iterations))
+            speed_tick(&c->speed, rt_now_ns(), core_work(c), c->iterations);
         if (!got && !busy)
             core_sleep(c, next, c->now);
     }
     /* the last, partial window too: a short run may have no other */
-    speed_tick(&c->speed, rt_now_ns(), core_work(c));
+    speed_tick(&c->speed, rt_now_ns(), core_work(c), c->iterations);
 }
 
 /* After the app's finish hook: keep the stacks running briefly so FINs,

@@ -33,9 +33,10 @@ uint64_t speed_probe_mhz(void)
     return ns ? (uint64_t)SPEED_PROBE_ADDS * 1000u / ns : 0;
 }
 
-void speed_start(speed_stats *s, uint64_t now, uint64_t work)
+void speed_start(speed_stats *s, uint64_t now, uint64_t work, uint64_t turns)
 {
     memset(s, 0, sizeof *s);
+    s->start_turns = turns;
     s->start_ns = now;
     s->start_work = work;
     s->start_mhz = speed_probe_mhz();
@@ -62,9 +63,10 @@ void speed_window(speed_stats *s, uint64_t now, uint64_t work, uint64_t mhz)
     s->next_ns = now + SPEED_WINDOW_NS;
 }
 
-void speed_tick(speed_stats *s, uint64_t now, uint64_t work)
+void speed_tick(speed_stats *s, uint64_t now, uint64_t work, uint64_t turns)
 {
     speed_window(s, now, work, speed_probe_mhz());
+    s->start_turns = turns;
 }
 
 /* Seconds, work and time-weighted median speed of one core's windows; the

@@ -14,7 +14,12 @@
  * rate over the whole run. Neither replaces the other: a report gives
  * both, and the share of time at full speed.
  *
- * The probe costs ~3 us per 10 ms window (0.03%).
+ * The probe costs ~3 us per 10 ms window (0.03%). A window also lasts at
+ * least SPEED_MIN_TURNS loop turns: under valgrind, where the loop runs
+ * ~50x slower, 10 ms would put a probe (~33,000 instructions) every few
+ * hundred round trips and count it in the stack's instructions; 4,096
+ * turns make it ~1 instruction per round trip there, and natively the
+ * 10 ms come first (echo) or soon after (bulk: ~1,000 turns per 10 ms).
  */
 #ifndef TERN_RT_SPEED_H
 #define TERN_RT_SPEED_H
@@ -23,6 +28,7 @@
 #include <stdint.h>
 
 #define SPEED_WINDOW_NS 10000000ull   /* 10 ms */
+#define SPEED_MIN_TURNS 4096u
 #define SPEED_PROBE_ADDS 8192u
 #define SPEED_BIN_MHZ 25u
 #define SPEED_BINS 256u               /* 0 .. 6.4 GHz; faster lands in the last */
@@ -39,6 +45,7 @@ typedef struct speed_stats {
     uint64_t next_ns;                 /* when it closes (0: not started) */
     uint64_t start_ns, start_work;
     uint64_t start_mhz;               /* its opening probe */
+    uint64_t start_turns;             /* the loop's turns when it opened */
 } speed_stats;
 
 typedef struct speed_summary {
@@ -53,18 +60,21 @@ typedef struct speed_summary {
 /* Time the probe once: its rate in MHz (adds per microsecond). */
 uint64_t speed_probe_mhz(void);
 
-/* Open the first window at now, with the work done so far. */
-void speed_start(speed_stats *s, uint64_t now, uint64_t work);
+/* Open the first window at now, with the work done so far and the loop's
+ * turn count. */
+void speed_start(speed_stats *s, uint64_t now, uint64_t work, uint64_t turns);
 /* Whether the open window is due to close (cheap: for every loop turn). */
-static inline bool speed_due(const speed_stats *s, uint64_t now)
+static inline bool speed_due(const speed_stats *s, uint64_t now,
+                             uint64_t turns)
 {
-    return s->next_ns && now >= s->next_ns;
+    return s->next_ns && now >= s->next_ns &&
+           turns - s->start_turns >= SPEED_MIN_TURNS;
 }
 /* Close the open window at now with a fresh probe of mhz, and open the
  * next. Split from speed_tick so tests can feed chosen speeds. */
 void speed_window(speed_stats *s, uint64_t now, uint64_t work, uint64_t mhz);
-/* speed_window with a probe run now. */
-void speed_tick(speed_stats *s, uint64_t now, uint64_t work);
+/* speed_window with a probe run now, at the loop's turn count. */
+void speed_tick(speed_stats *s, uint64_t now, uint64_t work, uint64_t turns);
 
 /* Summary of one or more cores' stats (rates summed over the cores, the
  * full share that of the core with the least). */

@@ -1,6 +1,7 @@
 /* test_speed.c - the host speed windows (src/rt/speed.h).
  *
- *   probe_runs          the probe gives a rate above 0 and below 100 GHz
+ *   probe_runs          the probe gives a rate above 0 and below 100 GHz;
+ *                       a window is due after both 10 ms and 4,096 turns
  *   windows_by_slower   a window is binned by the slower of its probes;
  *                       its time and work land in that bin
  *   full_and_slow       windows at full speed, at half and straddling:
@@ -40,13 +41,20 @@ static void probe_runs(void **state)
     assert_true(mhz > 0);
     assert_true(mhz < 100000);
     speed_stats s;
-    speed_start(&s, 5 * MS, 7);
+    speed_start(&s, 5 * MS, 7, 100);
     assert_int_equal(s.start_ns, 5 * MS);
     assert_int_equal(s.start_work, 7);
     assert_int_equal(s.next_ns, 15 * MS);
     assert_true(s.best_mhz > 0);
-    assert_false(speed_due(&s, 14 * MS));
-    assert_true(speed_due(&s, 15 * MS));
+    assert_false(speed_due(&s, 14 * MS, 100 + SPEED_MIN_TURNS));
+    /* due once both the time and the loop turns are there */
+    assert_false(speed_due(&s, 15 * MS, 100 + SPEED_MIN_TURNS - 1));
+    assert_true(speed_due(&s, 15 * MS, 100 + SPEED_MIN_TURNS));
+    speed_tick(&s, 16 * MS, 9, 100 + SPEED_MIN_TURNS);
+    assert_int_equal(s.windows, 1);
+    assert_int_equal(s.start_turns, 100 + SPEED_MIN_TURNS);
+    assert_int_equal(s.next_ns, 26 * MS);
+    assert_false(speed_due(&s, 30 * MS, 100 + 2 * SPEED_MIN_TURNS - 1));
 }
 
 static void windows_by_slower(void **state)
