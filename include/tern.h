@@ -500,6 +500,10 @@ void tern_buf_release(tern_stack *st, tern_buf *b);
 /* A buffer from the embedder's pool via the instance's buf_ops, ready for
  * payload at data (TERN_HEADROOM bytes of headroom), or NULL. */
 tern_buf *tern_buf_alloc(tern_stack *st);
+/* Up to n such buffers into bufs; returns how many (fewer when the pool
+ * runs dry). One call for a batch a sender fills and then queues with
+ * tern_tcp_send_bufs. */
+unsigned tern_buf_alloc_n(tern_stack *st, tern_buf **bufs, unsigned n);
 
 /* The instance's `user` pointer, for callbacks that need their context. */
 void tern_set_user(tern_stack *st, void *user);
@@ -579,6 +583,19 @@ int tern_tcp_send_buf(tern_stack *st, tern_conn *c, tern_buf *buf);
  */
 int tern_tcp_send_buf_sum(tern_stack *st, tern_conn *c, tern_buf *buf,
                           uint32_t payload_sum);
+
+/*
+ * Queue up to n application-built buffers in order: what n calls of
+ * tern_tcp_send_buf_sum (sums[i] the payload sum of bufs[i]) or, with
+ * sums NULL, of tern_tcp_send_buf would do, with the connection's tests
+ * and the output made once for the batch. Queueing stops at the first
+ * buffer that does not fit the send space or is not a valid one. Returns
+ * how many were queued, 1..n (the stack owns those; the caller keeps the
+ * rest), or -tern_err when none was: the error tern_tcp_send_buf would
+ * give for bufs[0] (-TERN_EINVAL for n == 0).
+ */
+long tern_tcp_send_bufs(tern_stack *st, tern_conn *c, tern_buf *const *bufs,
+                        const uint32_t *sums, unsigned n);
 
 /* Bytes that may be queued now without exceeding snd_buf. */
 size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c);

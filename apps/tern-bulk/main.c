@@ -79,34 +79,48 @@ static bool send_refused(tern_stack *st, cstream *s, tern_buf *b, long rc)
     return false;
 }
 
-/* pump's usual case (--verify pattern, zero copy): fill (and sum, unless
- * the NIC does) and queue whole chunks while the space lasts, without
- * pump_any's tests of the other modes. true: stop here; false: pump_any
- * takes over. */
+/* Buffers pump_pattern allocates, fills and queues per call to the stack. */
+#define PUMP_BATCH 16u
+
+/* pump's usual case (--verify pattern, zero copy): whole chunks while the
+ * space lasts, a batch at a time: allocated with one call, each filled
+ * (and summed, unless the NIC does), queued with one call; no test of
+ * pump_any's other modes. true: stop here; false: pump_any takes over
+ * (the last, short chunk, or a buffer the stack refused). */
 static bool pump_pattern(tern_stack *st, cstream *s, size_t *space)
 {
-    while (s->c && s->off < s->total) {
-        uint64_t left = s->total - s->off;
-        size_t n = left < s->chunk ? (size_t)left : s->chunk;
-        if (*space < n)
+    tern_buf *bufs[PUMP_BATCH];
+    uint32_t sums[PUMP_BATCH];
+    const uint32_t n = s->chunk;
+    while (s->c && s->total - s->off >= n) {
+        uint64_t whole = (s->total - s->off) / n;
+        size_t fit = *space / n;
+        unsigned want = fit < PUMP_BATCH ? (unsigned)fit : PUMP_BATCH;
+        if (whole < want)
+            want = (unsigned)whole;
+        if (!want)
             return true;                      /* wait for acked */
-        tern_buf *b = tern_buf_alloc(st);
-        if (!b)
+        unsigned got = tern_buf_alloc_n(st, bufs, want);
+        if (!got)
             return true;                      /* pool dry: retried by iter */
-        long rc;
-        if (s->summed) {
-            uint32_t sum = pattern_fill_sum(b->data, s->off, n);
-            b->len = (uint32_t)n;
-            rc = tern_tcp_send_buf_sum(st, s->c, b, sum);
-        } else {
-            pattern_fill(b->data, s->off, n);
-            b->len = (uint32_t)n;
-            rc = tern_tcp_send_buf(st, s->c, b);
+        for (unsigned i = 0; i < got; i++) {
+            uint64_t off = s->off + (uint64_t)i * n;
+            if (s->summed)
+                sums[i] = pattern_fill_sum(bufs[i]->data, off, n);
+            else
+                pattern_fill(bufs[i]->data, off, n);
+            bufs[i]->len = n;
         }
-        if (rc != 0)
-            return send_refused(st, s, b, rc);
-        s->off += n;
-        *space -= n;
+        long rc = tern_tcp_send_bufs(st, s->c, bufs, s->summed ? sums : NULL,
+                                     got);
+        unsigned sent = rc > 0 ? (unsigned)rc : 0;
+        s->off += (uint64_t)sent * n;
+        *space -= (size_t)sent * n;
+        if (sent < got) {                     /* refused: the rest back */
+            for (unsigned i = sent + 1; i < got; i++)
+                tern_buf_release(st, bufs[i]);
+            return send_refused(st, s, bufs[sent], rc > 0 ? -TERN_EAGAIN : rc);
+        }
     }
     return false;
 }

@@ -252,3 +252,15 @@ tern_buf *tern_buf_alloc(tern_stack *st)
 {
     return buf_alloc(st);
 }
+
+unsigned tern_buf_alloc_n(tern_stack *st, tern_buf **bufs, unsigned n)
+{
+    unsigned i = 0;
+    for (; i < n; i++) {
+        tern_buf *b = buf_alloc(st);
+        if (!b)
+            break;
+        bufs[i] = b;
+    }
+    return i;
+}

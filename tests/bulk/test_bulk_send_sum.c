@@ -6,7 +6,9 @@
  * small tern_tcp_send copies coalesce into an unsent app buffer. Every
  * byte arrives in order and no checksum drop happens. A wrong sum goes out
  * as a bad segment and the receiver counts tcp_drop_csum and delivers
- * nothing. */
+ * nothing. The batched calls (tern_buf_alloc_n, tern_tcp_send_bufs) move
+ * the same stream, with and without sums, and stop at the first buffer
+ * that does not fit or is not valid, the rest staying the caller's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,6 +28,8 @@ typedef struct xfer {
     bool copy_too;               /* every third piece a small copied send */
     bool wrong_sum;              /* hand over sum + 1 */
     bool by_hand;                /* the test sends; pump does nothing */
+    unsigned batch;              /* > 0: tern_tcp_send_bufs, this many */
+    bool no_sums;                /* batch without sums (the stack sums) */
     unsigned pieces;
     bool closed[2];
 } xfer;
@@ -66,10 +70,41 @@ static bool send_copy(tern_stack *st, xfer *x, uint32_t n)
     return true;
 }
 
+/* Up to x->batch whole chunks allocated, filled and queued with one call
+ * each; false when the stack took none (or not all). */
+static bool send_batch(tern_stack *st, xfer *x)
+{
+    tern_buf *bufs[64];
+    uint32_t sums[64];
+    uint64_t left = (x->total - x->sent) / x->chunk;
+    size_t fit = tern_tcp_send_space(st, x->cli) / x->chunk;
+    unsigned want = x->batch;
+    if (fit < want)
+        want = (unsigned)fit;
+    if (left < want)
+        want = (unsigned)left;
+    unsigned got = tern_buf_alloc_n(st, bufs, want);
+    if (!got)
+        return false;
+    for (unsigned i = 0; i < got; i++) {
+        sums[i] = pattern_fill_sum(bufs[i]->data, x->sent + (uint64_t)i * x->chunk,
+                                   x->chunk);
+        bufs[i]->len = x->chunk;
+    }
+    long r = tern_tcp_send_bufs(st, x->cli, bufs, x->no_sums ? NULL : sums, got);
+    assert_int_equal(r, got);       /* it all fit: the space was asked */
+    x->sent += (uint64_t)got * x->chunk;
+    x->pieces += got;
+    return true;
+}
+
 static void pump(tern_stack *st, xfer *x)
 {
     if (x->by_hand)
         return;
+    while (x->batch && x->cli && x->total - x->sent >= x->chunk)
+        if (!send_batch(st, x))
+            return;
     while (x->cli && x->sent < x->total) {
         uint64_t left = x->total - x->sent;
         bool copy = x->copy_too && x->pieces % 3 == 2;
@@ -162,20 +197,17 @@ static pair *open_pair(xfer *x)
     return p;
 }
 
-static void run_clean(uint32_t chunk, bool copy_too, uint64_t total)
+/* The stream x describes, end to end: every byte once, in order, no
+ * checksum drop, no retransmission. */
+static void run_xfer(xfer *x)
 {
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.total = total;
-    x.chunk = chunk;
-    x.copy_too = copy_too;
-    pair *p = open_pair(&x);
-    assert_true(pair_run(p, both_closed, &x, p->now + 600 * TERN_NS_PER_SEC));
+    pair *p = open_pair(x);
+    assert_true(pair_run(p, both_closed, x, p->now + 600 * TERN_NS_PER_SEC));
     const tern_counters *c0 = tern_get_counters(p->st[0]);
     const tern_counters *c1 = tern_get_counters(p->st[1]);
-    assert_int_equal(x.rcvd, total);
-    assert_int_equal(x.good, total);
-    assert_true(x.pieces > 10);
+    assert_int_equal(x->rcvd, x->total);
+    assert_int_equal(x->good, x->total);
+    assert_true(x->pieces > 10);
     assert_int_equal(c1->tcp_drop_csum, 0);
     assert_int_equal(c0->tcp_drop_csum, 0);
     assert_int_equal(c1->ip_drop_csum, 0);
@@ -183,19 +215,125 @@ static void run_clean(uint32_t chunk, bool copy_too, uint64_t total)
     pair_free(p);
 }
 
+static void run_clean(uint32_t chunk, bool copy_too, uint64_t total)
+{
+    xfer x;
+    memset(&x, 0, sizeof x);
+    x.total = total;
+    x.chunk = chunk;
+    x.copy_too = copy_too;
+    run_xfer(&x);
+}
+
+static void run_batched(uint32_t chunk, unsigned batch, bool no_sums,
+                        uint64_t total)
+{
+    xfer x;
+    memset(&x, 0, sizeof x);
+    x.total = total;
+    x.chunk = chunk;
+    x.batch = batch;
+    x.no_sums = no_sums;
+    run_xfer(&x);
+    assert_true(x.pieces >= total / chunk);
+}
+
 static void mss_buffers(void **s) { (void)s; run_clean(1448, false, 4u << 20); }
+/* batches of 16 MSS buffers with sums; of 5 odd ones without (the stack
+ * sums them); the stream's tail shorter than a chunk goes one by one */
+static void batched_sums(void **s) { (void)s; run_batched(1448, 16, false, 4u << 20); }
+static void batched_no_sums(void **s) { (void)s; run_batched(1001, 5, true, (1u << 20) + 77); }
 static void odd_buffers(void **s) { (void)s; run_clean(1001, false, 1u << 20); }
 static void with_copies(void **s) { (void)s; run_clean(1001, true, 1u << 20); }
 static void over_mss(void **s) { (void)s; run_clean(1800, false, 1u << 20); }
 
-#ifdef TERN_CHECK_APP_CSUM
 static bool cli_connected(void *arg)
 {
     return ((xfer *)arg)->cli != NULL;
 }
 
+static bool all_received(void *arg)
+{
+    xfer *x = arg;
+    return x->rcvd >= x->total;
+}
+
+/* n pool buffers of len pattern bytes from stream offset off, and their
+ * sums. */
+static void fill_bufs(tern_stack *st, tern_buf **b, uint32_t *sums, unsigned n,
+                      uint64_t off, uint32_t len)
+{
+    assert_int_equal(tern_buf_alloc_n(st, b, n), n);
+    for (unsigned i = 0; i < n; i++) {
+        sums[i] = pattern_fill_sum(b[i]->data, off + (uint64_t)i * len, len);
+        b[i]->len = len;
+    }
+}
+
+/* tern_tcp_send_bufs' edges, by hand: bad arguments; a batch that stops
+ * at an invalid buffer and one that stops at the send space (the caller
+ * keeps the rest); no space at all; a shut-down conn. */
+static void batched_edges(void **s)
+{
+    (void)s;
+    xfer x;
+    memset(&x, 0, sizeof x);
+    x.by_hand = true;
+    pair *p = open_pair(&x);
+    tern_stack *st = p->st[0];
+    assert_true(pair_run(p, cli_connected, &x, p->now + 10 * TERN_NS_PER_SEC));
+    tern_buf *b[64];
+    uint32_t sums[64];
+    assert_int_equal(tern_buf_alloc_n(st, b, 0), 0);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 0), -TERN_EINVAL);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, NULL, sums, 3), -TERN_EINVAL);
+    assert_int_equal(tern_tcp_send_bufs(st, NULL, b, sums, 3), -TERN_ENOTCONN);
+    /* the third of four is empty: two go, the caller keeps the others */
+    fill_bufs(st, b, sums, 4, 0, 1000);
+    b[2]->len = 0;
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 4), 2);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b + 2, sums + 2, 2), -TERN_EINVAL);
+    tern_buf_release(st, b[2]);
+    tern_buf_release(st, b[3]);
+    /* fill the send space but for 1000 bytes, then a batch of three */
+    size_t space = tern_tcp_send_space(st, x.cli);
+    uint64_t off = 2000;
+    while (space > 1000 + 1448) {
+        fill_bufs(st, b, sums, 1, off, 1448);
+        assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 1), 1);
+        off += 1448;
+        space -= 1448;
+    }
+    uint32_t last = (uint32_t)space - 1000;         /* 1..1448 */
+    fill_bufs(st, b, sums, 1, off, last);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 1), 1);
+    off += last;
+    assert_int_equal(tern_tcp_send_space(st, x.cli), 1000);
+    fill_bufs(st, b, sums, 3, off, 600);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 3), 1);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b + 1, sums + 1, 2), -TERN_EAGAIN);
+    tern_buf_release(st, b[1]);
+    tern_buf_release(st, b[2]);
+    /* what was queued arrives whole and in order */
+    uint64_t queued = off + 600;
+    x.total = queued;
+    assert_true(pair_run(p, all_received, &x, p->now + 10 * TERN_NS_PER_SEC));
+    assert_int_equal(x.rcvd, queued);
+    assert_int_equal(x.good, queued);
+    /* after shutdown nothing more */
+    assert_int_equal(tern_tcp_shutdown(st, x.cli), 0);
+    fill_bufs(st, b, sums, 1, queued, 100);
+    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 1), -TERN_ENOTCONN);
+    tern_buf_release(st, b[0]);
+    tern_tcp_abort(st, x.cli);
+    pair_free(p);
+}
+
+#ifdef TERN_CHECK_APP_CSUM
+
 /* The checking core (the sanitized twin links it) refuses a wrong sum
- * before anything is queued, and takes the right one. */
+ * before anything is queued, and takes the right one; a batch stops at
+ * its wrong sum. */
 static void wrong_sum_dropped(void **s)
 {
     (void)s;
@@ -212,6 +350,14 @@ static void wrong_sum_dropped(void **s)
                                            sum % 0xffff + 1),
                      -TERN_EINVAL);
     assert_int_equal(tern_tcp_send_buf_sum(p->st[0], x.cli, b, sum), 0);
+    /* a batch stops at its wrong sum: the first goes, the rest stay ours */
+    tern_buf *bs[3];
+    uint32_t sums[3];
+    fill_bufs(p->st[0], bs, sums, 3, 1448, 1448);
+    sums[1] = sums[1] % 0xffff + 1;
+    assert_int_equal(tern_tcp_send_bufs(p->st[0], x.cli, bs, sums, 3), 1);
+    tern_buf_release(p->st[0], bs[1]);
+    tern_buf_release(p->st[0], bs[2]);
     tern_tcp_abort(p->st[0], x.cli);
     pair_free(p);
 }
@@ -246,6 +392,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mss_buffers),
+        cmocka_unit_test(batched_sums),
+        cmocka_unit_test(batched_no_sums),
+        cmocka_unit_test(batched_edges),
         cmocka_unit_test(odd_buffers),
         cmocka_unit_test(with_copies),
         cmocka_unit_test(over_mss),

@@ -301,6 +301,13 @@ long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)
     return send_queue(st, c, data, len);
 }
 
+/* Whether an app's buffer is unfit to queue, whatever the conn: none, a
+ * chain, empty, or too little headroom for the headers. */
+static inline bool app_buf_bad(const tern_buf *b)
+{
+    return !b || b->frag || b->len == 0 || b->data - b->head < TCP_MAX_HDRS;
+}
+
 /* tern_tcp_send_buf with the payload sum's cb[1] bits: BQ_CSUM_OK and the
  * folded sum when the application gave it (output then sums the header
  * only, as for data tern_tcp_send copied), 0 when it did not. */
@@ -309,8 +316,7 @@ static inline int queue_app_buf(tern_stack *st, struct tern_conn *c,
 {
     if (!can_queue(c))
         return -TERN_ENOTCONN;
-    if (!buf || buf->frag || buf->len == 0 ||
-        buf->data - buf->head < TCP_MAX_HDRS)
+    if (app_buf_bad(buf))
         return -TERN_EINVAL;
     if (room_of(TL(st), c) < buf->len)     /* can_queue holds: the space */
         return -TERN_EAGAIN;
@@ -337,6 +343,42 @@ int tern_tcp_send_buf_sum(tern_stack *st, tern_conn *c, tern_buf *buf,
 {
     return queue_app_buf(st, c, buf,
                          BQ_CSUM_OK | (uint64_t)csum_fold64(payload_sum) << 32);
+}
+
+long tern_tcp_send_bufs(tern_stack *st, tern_conn *c, tern_buf *const *bufs,
+                        const uint32_t *sums, unsigned n)
+{
+    if (!can_queue(c))
+        return -TERN_ENOTCONN;
+    if (!bufs || n == 0)
+        return -TERN_EINVAL;
+    uint32_t room = room_of(TL(st), c), end = c->sq_end;
+    unsigned i = 0;
+    for (; i < n; i++) {
+        tern_buf *b = bufs[i];
+        if (app_buf_bad(b) || room < b->len)
+            break;
+        uint64_t sum_bits = 0;
+        if (sums) {
+            sum_bits = BQ_CSUM_OK | (uint64_t)csum_fold64(sums[i]) << 32;
+#ifdef TERN_CHECK_APP_CSUM
+            if ((sum_bits >> 32 & 0xffff) !=
+                csum_fold64(tern_csum_partial(b->data, b->len, 0)))
+                break;
+#endif
+        }
+        bq_set(b, end, b->len, b->data);
+        b->cb[1] |= sum_bits;
+        sq_append(c, b);
+        end += b->len;
+        room -= b->len;
+    }
+    if (i == 0)
+        return app_buf_bad(bufs[0]) ? -TERN_EINVAL
+               : room < bufs[0]->len ? -TERN_EAGAIN : -TERN_EINVAL;
+    c->sq_end = end;
+    kick(st, c, TF_OUTPUT);
+    return (long)i;
 }
 
 void tern_tcp_consumed(tern_stack *st, tern_conn *c, size_t bytes)
