@@ -76,6 +76,31 @@ static void fz_tx(void *ctx, tern_buf **frames, unsigned n)
     }
 }
 
+/* Up to three app buffers of the received bytes (data[1] & 3 of them, at
+ * most 64 bytes each), queued with one tern_tcp_send_bufs: with their
+ * sums when data[1] is odd; every fourth buffer emptied, to be refused.
+ * The ones not queued go back. */
+static void send_batch(tern_stack *st, tern_conn *c, const uint8_t *data,
+                       size_t len)
+{
+    tern_buf *bufs[3];
+    uint32_t sums[3];
+    unsigned want = len > 1 ? data[1] & 3u : 1u;
+    if (want == 0)
+        want = 3;
+    unsigned n = tern_buf_alloc_n(st, bufs, want);
+    size_t piece = len > 64 ? 64 : len;
+    for (unsigned i = 0; i < n; i++) {
+        memcpy(bufs[i]->data, data, piece);
+        bufs[i]->len = (len + i) % 4 == 3 ? 0 : (uint32_t)piece;
+        sums[i] = tern_csum_partial(bufs[i]->data, bufs[i]->len, 0);
+    }
+    long q = n ? tern_tcp_send_bufs(st, c, bufs, len > 1 && (data[1] & 1) ?
+                                                 sums : NULL, n) : 0;
+    for (unsigned i = q > 0 ? (unsigned)q : 0; i < n; i++)
+        tern_buf_release(st, bufs[i]);
+}
+
 static size_t on_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
                       const uint8_t *data, size_t len)
 {
@@ -83,6 +108,8 @@ static size_t on_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
     received += len;
     if (len && data[0] == 'E')      /* exercise sending from a callback */
         tern_tcp_send(st, c, data, len > 64 ? 64 : len);
+    if (len && data[0] == 'B')      /* ...and a batch of app buffers */
+        send_batch(st, c, data, len);
     return len;
 }
 

@@ -64,6 +64,8 @@ def main(out):
                             b"\0\0\0\1\0\0\0\0\x01\x03\x03\x07", sport=41000),
         "tcp_ack": tcp(0x10, seq=1001, ack=ISS + 1),
         "tcp_data": tcp(0x18, seq=1001, ack=ISS + 1, data=b"Echo this please"),
+        # 'B': the app answers with a batch of its own buffers (fuzz_env.c)
+        "tcp_data_batch": tcp(0x18, seq=1001, ack=ISS + 1, data=b"B\x03atch of three"),
         "tcp_sack": tcp(0x10, seq=1001, ack=ISS + 1,
                         opts=b"\x01\x01\x05\x0a\0\0\0\x10\0\0\0\x20"),
         "tcp_fin": tcp(0x11, seq=1001, ack=ISS + 1),
