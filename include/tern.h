@@ -493,7 +493,10 @@ uint64_t tern_poll(tern_stack *st, uint64_t now);
 /* Send the frames queued by calls made outside tern_input/tern_poll. */
 void tern_flush(tern_stack *st);
 
-/* Take or drop a reference on a buffer (see tern_buf). */
+/* Take or drop a reference on a buffer (see tern_buf). A buffer holds at
+ * most 65,534 owners: refs is 16 bits and 0xFFFF marks a buffer in a pool
+ * (TERN_BUF_FREE_REFS), so an application that keeps more references to
+ * one buffer must copy instead. */
 static inline void tern_buf_ref(tern_buf *b) { b->refs++; }
 void tern_buf_release(tern_stack *st, tern_buf *b);
 
