@@ -155,8 +155,9 @@ static inline void rt_report_cores(report *rp, rt *r)
 
 /* "host_speed": how much of its core the host gave the loops (speed.h):
  * the fastest probe and the time-weighted median one (GHz), the share of
- * the time in full-speed windows, and the app's work per second (what
- * its work hook counts) in those windows and over the run. */
+ * the time in full-speed windows, the app's work per second (what its
+ * work hook counts) in those windows and over the run, and the core
+ * cycles per unit of that work at full speed (the clock taken out). */
 static inline void rt_report_speed(report *rp, const rt *r)
 {
     speed_summary s;
@@ -168,6 +169,7 @@ static inline void rt_report_speed(report *rp, const rt *r)
     rep_f(rp, "full_s", s.full_s, 3);
     rep_f(rp, "rate_full", s.rate_full, 0);
     rep_f(rp, "rate_all", s.rate_all, 0);
+    rep_f(rp, "cycles_per_unit", s.cycles_per_work, 3);
     rep_obj_end(rp);
 }
 

@@ -73,17 +73,21 @@ void speed_tick(speed_stats *s, uint64_t now, uint64_t work, uint64_t turns)
  * full ones are those in bins from `from` on. */
 static void core_sums(const speed_stats *s, uint64_t from, double *full_s,
                       double *full_work, double *all_s, double *all_work,
-                      double *median_mhz)
+                      double *median_mhz, double *full_cycles)
 {
     uint64_t fns = 0, fw = 0, ans = 0, aw = 0;
+    double cyc = 0;
     for (uint64_t b = 0; b < SPEED_BINS; b++) {
         ans += s->ns[b];
         aw += s->work[b];
         if (b >= from) {
             fns += s->ns[b];
             fw += s->work[b];
+            /* ns x MHz / 1000: the bin's middle clock */
+            cyc += (double)s->ns[b] * (((double)b + 0.5) * SPEED_BIN_MHZ) / 1000;
         }
     }
+    *full_cycles = cyc;
     uint64_t half = ans / 2, seen = 0, b = 0;
     for (; b < SPEED_BINS && ans; b++) {
         seen += s->ns[b];
@@ -114,9 +118,12 @@ void speed_summarize(const speed_stats *const *s, unsigned n,
     if (from >= SPEED_BINS)       /* beyond the bins: the last one is full */
         from = SPEED_BINS - 1;
     out->full_share = n ? 1.0 : 0.0;
+    double cycles = 0, work = 0;
     for (unsigned i = 0; i < n; i++) {
-        double fs, fw, as, aw, med;
-        core_sums(s[i], from, &fs, &fw, &as, &aw, &med);
+        double fs, fw, as, aw, med, cyc;
+        core_sums(s[i], from, &fs, &fw, &as, &aw, &med, &cyc);
+        cycles += cyc;
+        work += fw;
         if (fs > 0)
             out->rate_full += fw / fs;
         if (as > 0)
@@ -131,4 +138,5 @@ void speed_summarize(const speed_stats *const *s, unsigned n,
         if (i == 0 || med / 1000 < out->median_ghz)
             out->median_ghz = med / 1000;
     }
+    out->cycles_per_work = work > 0 ? cycles / work : 0;
 }

@@ -55,6 +55,10 @@ typedef struct speed_summary {
     double full_s, all_s;             /* seconds in full windows, in all */
     double rate_full;                 /* work per second in full windows */
     double rate_all;                  /* work per second over all windows */
+    /* Core cycles per unit of work in the full windows (each window's time
+     * times its probe's clock): the host's clock taken out. 0 when there
+     * is no full window or no work in one. */
+    double cycles_per_work;
 } speed_summary;
 
 /* Time the probe once: its rate in MHz (adds per microsecond). */

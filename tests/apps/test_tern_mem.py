@@ -27,6 +27,7 @@ class TernMem(unittest.TestCase):
         self.assertLessEqual(h["median_ghz"], h["best_ghz"] + 0.03)
         self.assertTrue(0 <= h["full_share"] <= 1, h)
         self.assertGreater(h["rate_all"], 0)
+        self.assertGreaterEqual(h["cycles_per_unit"], 0)
         if h["full_s"] >= 0.2:
             self.assertIn(full_key, d)
             self.assertGreater(d[full_key], 0)

@@ -203,7 +203,7 @@ class ScalingSummary(unittest.TestCase):
     def test_full_speed_columns(self):
         from bench import scaling
         runs = {n: [{"value": v, "full": f, "full_share": sh, "load1": 1.0,
-                     "others_cpus": 0.0, "our_cpus": 1.0 * n}
+                     "others_cpus": 0.0, "our_cpus": 1.0 * n, "cycles": 640.0 + v / 1e5}
                     for v, f, sh in vals]
                 for n, vals in ((1, [(3.0e6, 4.0e6, 0.5), (3.5e6, 4.2e6, 0.7),
                                      (3.2e6, None, 0.01)]),
@@ -216,13 +216,15 @@ class ScalingSummary(unittest.TestCase):
         line = scaling.table([row]).splitlines()[-1]
         self.assertIn("4.10M (4.00-4.20) req/s / 7.00M", line)
         self.assertIn("| 50% / 60% |", line)
+        self.assertEqual(row["cycles"]["median"], 672.0)
+        self.assertTrue(line.endswith("| 672 (670-675) |"), line)
 
     def test_old_results_without_full(self):
         from bench import scaling
         runs = {n: [{"value": 40.0, "load1": 1.0, "others_cpus": 0.0, "our_cpus": 1.0}]
                 for n in (1, 2)}
         line = scaling.table([scaling.summary("mem", "bulk", runs)]).splitlines()[-1]
-        self.assertTrue(line.endswith("| - / - | - / - |"), line)
+        self.assertTrue(line.endswith("| - / - | - / - | - |"), line)
 
 
 class ArgvProg(unittest.TestCase):

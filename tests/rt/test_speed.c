@@ -5,8 +5,8 @@
  *   windows_by_slower   a window is binned by the slower of its probes;
  *                       its time and work land in that bin
  *   full_and_slow       windows at full speed, at half and straddling:
- *                       the rates at full speed and over all, the share
- *                       and the best speed
+ *                       the rates at full speed and over all, the share,
+ *                       the best speed and the cycles per unit of work
  *   no_work_backwards   a window whose work count went back (a reset) or
  *                       whose clock did not advance is not counted
  *   two_cores           rates add up over cores; the share and the full
@@ -99,6 +99,9 @@ static void full_and_slow(void **state)
     assert_true(sum.full_share > 0.599 && sum.full_share < 0.601);
     assert_true(sum.rate_full > 399999 && sum.rate_full < 400001);
     assert_true(sum.rate_all > 319999 && sum.rate_all < 320001);
+    /* 60 ms at the 2,500 MHz bin's middle clock over 24,000 units */
+    assert_true(sum.cycles_per_work > 0.06e9 * 2.5125 / 24000 - 0.01);
+    assert_true(sum.cycles_per_work < 0.06e9 * 2.5125 / 24000 + 0.01);
     /* the median window ran at full speed (6 of 10 in time) */
     assert_true(sum.median_ghz > 2.49 && sum.median_ghz < 2.53);
     /* 90% of the best is the bound: a window at 89% is not full */

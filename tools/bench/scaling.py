@@ -178,6 +178,7 @@ def series(label, fn, bindir, work, a, out):
             runs[n].append({"value": figure(work, rep), "full": full_figure(work, rep),
                             "full_share": host.get("full_share"),
                             "best_ghz": host.get("best_ghz"),
+                            "cycles": host.get("cycles_per_unit") or None,
                             "load1": load[0] if load else None,
                             "others_cpus": others, "others_cpus_before": before,
                             "our_cpus": ours})
@@ -212,6 +213,9 @@ def summary(label, work, runs):
             "full": {n: stats.summarize(r.get("full") for r in runs[n]) for n in (1, 2)},
             "full_share": {n: stats.summarize(r.get("full_share") for r in runs[n])
                            for n in (1, 2)},
+            # core cycles per round trip (echo) or per byte (bulk) at full
+            # speed, one core: the host's clock taken out
+            "cycles": stats.summarize(r.get("cycles") for r in runs[1]),
             "runs": runs}
 
 
@@ -219,8 +223,8 @@ def table(rows):
     lines = ["| link | workload | 1 core (median, min-max) | 2 cores (median, min-max) "
              "| ratio | load avg (1 min) | CPUs used by others | CPUs we got (1 / 2 cores) "
              "| per CPU we got (1 / 2 cores) | at full host speed (1 / 2 cores) "
-             "| time at full speed (1 / 2 cores) |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| time at full speed (1 / 2 cores) | cycles per round trip or byte (1 core) |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         unit = "req/s" if r["workload"] == "echo" else "Gbit/s"
 
@@ -237,14 +241,16 @@ def table(rows):
         def opt(s, f):
             return f(s) if s else "-"
         lines.append("| %s | %s | %s | %s | %.2fx | %.1f-%.1f | %.2f (%.2f-%.2f) | %.2f / %.2f "
-                     "| %.2f / %.2f | %s / %s | %s / %s |"
+                     "| %.2f / %.2f | %s / %s | %s / %s | %s |"
                      % (r["link"], r["workload"], fmt(r["one"]), fmt(r["two"]),
                         r["ratio"], ld["min"], ld["max"], ot["median"], ot["min"], ot["max"],
                         oc[1]["median"], oc[2]["median"],
                         pc[1]["median"] / scale, pc[2]["median"] / scale,
                         opt(full.get(1), fmt), opt(full.get(2), fmt),
                         opt(share.get(1), lambda s: "%.0f%%" % (100 * s["median"])),
-                        opt(share.get(2), lambda s: "%.0f%%" % (100 * s["median"]))))
+                        opt(share.get(2), lambda s: "%.0f%%" % (100 * s["median"])),
+                        opt(r.get("cycles"), lambda s: "%.3g (%.3g-%.3g)" % (s["median"], s["min"],
+                                                                          s["max"]))))
     return "\n".join(lines)
 
 
