@@ -146,9 +146,6 @@ static inline void rt_report_cores(report *rp, rt *r)
     rep_obj_end(rp);
 }
 
-/* The end every tern app's report shares: retransmits, connections still
- * held at exit (TIME_WAIT included), the link figures, per-core figures
- * (several cores), all counters. */
 /* Full-speed windows shorter than this in all give no *_full figure: too
  * few to stand for the run. */
 #define RT_SPEED_MIN_FULL_S 0.2
@@ -183,6 +180,9 @@ static inline bool rt_rate_full(const rt *r, double *rate)
     return s.full_s >= RT_SPEED_MIN_FULL_S;
 }
 
+/* The end every tern app's report shares: retransmits, connections still
+ * held at exit (TIME_WAIT included), the link figures, per-core figures
+ * (several cores), the host speed, all counters. */
 static inline void rt_report_end(report *rp, rt *r, const tern_counters *all)
 {
     rep_u64(rp, "retransmits", all->tcp_retransmits);

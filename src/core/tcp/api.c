@@ -308,6 +308,31 @@ static inline bool app_buf_bad(const tern_buf *b)
     return !b || b->frag || b->len == 0 || b->data - b->head < TCP_MAX_HDRS;
 }
 
+/* The sum bits tern_tcp_send_buf_sum gives (BQ_CSUM_OK and the folded
+ * payload sum), wrong for b's payload: only a TERN_CHECK_APP_CSUM core
+ * looks. */
+static inline bool app_sum_wrong(const tern_buf *b, uint64_t sum_bits)
+{
+#ifdef TERN_CHECK_APP_CSUM
+    return sum_bits && (sum_bits >> 32 & 0xffff) !=
+                           csum_fold64(tern_csum_partial(b->data, b->len, 0));
+#else
+    (void)b;
+    (void)sum_bits;
+    return false;
+#endif
+}
+
+/* An app's buffer at stream position seq, appended to the send queue with
+ * its sum bits; the caller moves sq_end. */
+static inline void sq_append_app(struct tern_conn *c, tern_buf *b,
+                                 uint32_t seq, uint64_t sum_bits)
+{
+    bq_set(b, seq, b->len, b->data);
+    b->cb[1] |= sum_bits;
+    sq_append(c, b);
+}
+
 /* tern_tcp_send_buf with the payload sum's cb[1] bits: BQ_CSUM_OK and the
  * folded sum when the application gave it (output then sums the header
  * only, as for data tern_tcp_send copied), 0 when it did not. */
@@ -320,14 +345,9 @@ static inline int queue_app_buf(tern_stack *st, struct tern_conn *c,
         return -TERN_EINVAL;
     if (room_of(TL(st), c) < buf->len)     /* can_queue holds: the space */
         return -TERN_EAGAIN;
-#ifdef TERN_CHECK_APP_CSUM
-    if (sum_bits && (sum_bits >> 32 & 0xffff) !=
-                        csum_fold64(tern_csum_partial(buf->data, buf->len, 0)))
+    if (app_sum_wrong(buf, sum_bits))
         return -TERN_EINVAL;
-#endif
-    bq_set(buf, c->sq_end, buf->len, buf->data);
-    buf->cb[1] |= sum_bits;
-    sq_append(c, buf);
+    sq_append_app(c, buf, c->sq_end, sum_bits);
     c->sq_end += buf->len;
     kick(st, c, TF_OUTPUT);
     return 0;
@@ -358,24 +378,17 @@ long tern_tcp_send_bufs(tern_stack *st, tern_conn *c, tern_buf *const *bufs,
         tern_buf *b = bufs[i];
         if (app_buf_bad(b) || room < b->len)
             break;
-        uint64_t sum_bits = 0;
-        if (sums) {
-            sum_bits = BQ_CSUM_OK | (uint64_t)csum_fold64(sums[i]) << 32;
-#ifdef TERN_CHECK_APP_CSUM
-            if ((sum_bits >> 32 & 0xffff) !=
-                csum_fold64(tern_csum_partial(b->data, b->len, 0)))
-                break;
-#endif
-        }
-        bq_set(b, end, b->len, b->data);
-        b->cb[1] |= sum_bits;
-        sq_append(c, b);
+        uint64_t sum_bits =
+            sums ? BQ_CSUM_OK | (uint64_t)csum_fold64(sums[i]) << 32 : 0;
+        if (app_sum_wrong(b, sum_bits))
+            break;
+        sq_append_app(c, b, end, sum_bits);
         end += b->len;
         room -= b->len;
     }
-    if (i == 0)
-        return app_buf_bad(bufs[0]) ? -TERN_EINVAL
-               : room < bufs[0]->len ? -TERN_EAGAIN : -TERN_EINVAL;
+    if (i == 0)         /* as tern_tcp_send_buf would refuse bufs[0] */
+        return !app_buf_bad(bufs[0]) && room < bufs[0]->len ? -TERN_EAGAIN
+                                                            : -TERN_EINVAL;
     c->sq_end = end;
     kick(st, c, TF_OUTPUT);
     return (long)i;
