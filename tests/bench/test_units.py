@@ -227,6 +227,36 @@ class ScalingSummary(unittest.TestCase):
         self.assertTrue(line.endswith("| - / - | - / - | - |"), line)
 
 
+class FakeHosts:
+    """The two namespaces' names and addresses, without making them."""
+    env = {"IF_T": "t0", "IP_T": "198.18.0.2", "PREFIX_LEN": "24"}
+
+    def in_ns(self, side, argv):
+        return ["ns-" + side] + argv
+
+
+class VethPlans(unittest.TestCase):
+    def server(self, stack, cores):
+        env = stacks.Env("/b", None, [0, 1], make_hosts=lambda kind, q: FakeHosts())
+        pt = matrix.point("rr", stacks.BY_NAME[stack], cores, "busy", size=64)
+        return stacks.BY_NAME[stack].plan(pt, env).server
+
+    def test_afpacket_two_cores_steer_off_the_client_cpu(self):
+        argv = self.server("tern-afpacket", 2)
+        self.assertIn("--steer", argv)
+        self.assertEqual(argv[argv.index("--cores") + 1], "1,0")
+
+    def test_afpacket_one_core_direct(self):
+        argv = self.server("tern-afpacket", 1)
+        self.assertNotIn("--steer", argv)
+        self.assertEqual(argv[argv.index("--cores") + 1], "1")
+
+    def test_afxdp_two_cores_direct_queues(self):
+        argv = self.server("tern-afxdp", 2)
+        self.assertNotIn("--steer", argv)
+        self.assertEqual(argv[argv.index("--cores") + 1], "0,1")
+
+
 class ArgvProg(unittest.TestCase):
     def test_strips_wrappers(self):
         self.assertEqual(measure.argv_prog(["ip", "netns", "exec", "ns", "taskset", "-c", "0",

@@ -203,8 +203,11 @@ class VethStack(Stack):
     def hosts(self, env, cores):
         return env.hosts("tern", cores)
 
-    def server_args(self, env, h):
+    def server_args(self, env, h, cores):
         return []
+
+    def server_cpus(self, env, cores):
+        return env.server_cpus(cores)
 
     def binaries(self, env):
         return [env.bin(self.prog + "-echo"), env.bin(self.prog + "-httpd"),
@@ -216,8 +219,8 @@ class VethStack(Stack):
         port = env.next_port()
         poll = tern_poll(pt["poll"]) if self.prog == "tern" else kern_poll(pt["poll"])
         srv_common = ["--server", "--port", str(port), "--cores",
-                      cpulist(env.server_cpus(pt["cores"]))] + poll + \
-            self.server_args(env, h) + ["--json"]
+                      cpulist(self.server_cpus(env, pt["cores"]))] + poll + \
+            self.server_args(env, h, pt["cores"]) + ["--json"]
         ccpu = cpulist(env.client_cpus())
         kw = {"port": port, "kernel_server": self.prog == "kern"}
         w = pt["workload"]
@@ -250,15 +253,29 @@ class TernAfxdp(VethStack):
     description = "tern server over AF_XDP on a veth (netns t); Linux client in netns k"
     driver = "afxdp"
 
-    def server_args(self, env, h):
+    def server_args(self, env, h, cores):
         return ["--driver", self.driver, "--iface", h.env["IF_T"],
                 "--ip", "%s/%s" % (h.env["IP_T"], h.env["PREFIX_LEN"])]
 
 
 class TernAfpacket(TernAfxdp):
     name = "tern-afpacket"
-    description = "tern server over AF_PACKET on a veth (netns t); Linux client in netns k"
+    description = ("tern server over AF_PACKET on a veth (netns t); Linux client in netns k; "
+                   "with 2+ cores, --steer")
     driver = "afpacket"
+
+    def server_args(self, env, h, cores):
+        # AF_PACKET's fanout=hash spreads by the kernel's hash, not tern's:
+        # an ARP reply or a flow can land on a core that did not ask for it
+        # (docs/drivers.md, "Software steering"). One queue, steered by tern.
+        steer = ["--steer"] if cores > 1 else []
+        return super().server_args(env, h, cores) + steer
+
+    def server_cpus(self, env, cores):
+        # With --steer, core 0 reads the one queue and sends for the
+        # others: put it on a CPU the client does not use.
+        cpus = env.server_cpus(cores)
+        return list(reversed(cpus)) if cores > 1 else cpus
 
 
 class KernVeth(VethStack):
