@@ -74,11 +74,10 @@ void echo_opts_parse(common_opts *co, echo_opts *eo, int argc, char **argv)
         OPT_END,
     };
     const char *usage =
-        "Request/response benchmark (seed 003 workload): every client\n"
-        "connection sends --size bytes and waits for them to come back, with\n"
-        "--depth requests in flight. Prints requests/s and latency\n"
-        "percentiles. With neither --server nor --client both ends run in\n"
-        "this process.";
+        "Request/response benchmark: every client connection sends --size\n"
+        "bytes and waits for them to come back, with --depth requests in\n"
+        "flight. Prints requests/s and latency percentiles. With neither\n"
+        "--server nor --client both ends run in this process.";
     opts_parse(co, tab, usage, argc, argv);
     eo->mode = mode_of(co, eo->server, eo->client, &eo->peer_ip,
                        &eo->peer_port);
@@ -118,11 +117,10 @@ void bulk_opts_parse(common_opts *co, bulk_opts *bo, int argc, char **argv)
         OPT_END,
     };
     const char *usage =
-        "Bulk transfer benchmark (seed 002 workload): the sender fills every\n"
-        "payload byte with a verifiable pattern (byte i of a stream is a\n"
-        "function of i) and the receiver checks every byte, or hashes the\n"
-        "stream with SHA-256. Prints Gbit/s, against the line-rate payload\n"
-        "limit with --link.";
+        "Bulk transfer benchmark: the sender fills every payload byte with\n"
+        "a verifiable pattern (byte i of a stream is a function of i) and\n"
+        "the receiver checks every byte, or hashes the stream with SHA-256.\n"
+        "Prints Gbit/s, against the line-rate payload limit with --link.";
     opts_parse(co, tab, usage, argc, argv);
     bo->mode = mode_of(co, bo->server, bo->client, &bo->peer_ip,
                        &bo->peer_port);
@@ -166,11 +164,11 @@ void httpd_opts_parse(common_opts *co, httpd_opts *ho, int argc, char **argv)
         OPT_END,
     };
     const char *usage =
-        "HTTP/1.1 keep-alive server with a fixed response (seed 000/004\n"
-        "workload; drive it with wrk or curl). Pipelining, requests split\n"
-        "across segments and Connection: close are handled; malformed\n"
-        "requests get 400 and the connection closes. With neither --server\n"
-        "nor --client, a built-in load generator runs in the same process.";
+        "HTTP/1.1 keep-alive server with a fixed response (drive it with\n"
+        "wrk or curl). Pipelining, requests split across segments and\n"
+        "Connection: close are handled; malformed requests get 400 and the\n"
+        "connection closes. With neither --server nor --client, a built-in\n"
+        "load generator runs in the same process.";
     opts_parse(co, tab, usage, argc, argv);
     /* A server is what an httpd is: with a real driver (or kernel sockets)
      * and no --client, serve. */

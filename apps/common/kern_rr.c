@@ -1,6 +1,6 @@
 /* kern_rr.c - epoll request/response engine for the kern-* twins (see
- * kern_rr.h). Level-triggered epoll, one recv per readiness event as in the
- * seed's server; a connection whose socket refuses output stops reading
+ * kern_rr.h). Level-triggered epoll, one recv per readiness event, as a
+ * plain epoll server does; a connection whose socket refuses output stops reading
  * until EPOLLOUT drained it, so nothing grows without bound. */
 #include "kern_rr.h"
 

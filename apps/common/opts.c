@@ -139,7 +139,7 @@ static const opt_def *common_table(common_opts *co)
          "spin on the queues, or sleep until traffic/deadline (default block)",
          "busy|block"),
         OPT("poll-timeout", OT_MS, &g_timeout, "MS",
-         "block at most MS ms per wait (0 = busy; the seed's epoll experiment)",
+         "block at most MS ms per wait (0 = busy; like an epoll_wait timeout)",
          .seen = &g_seen_timeout),
         OPT("epoll-timeout", OT_MS, &g_timeout, "MS",
          "same as --poll-timeout", .seen = &g_seen_timeout),

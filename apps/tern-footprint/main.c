@@ -1,6 +1,6 @@
 /* tern-footprint - how many bytes a tern instance and its buffers occupy
  * per core, and how a many-core machine's working set compares with its
- * last-level cache (the limit seed 003 found past 16 cores).
+ * last-level cache (what limits request/response scaling past ~16 cores).
  *
  * Only public API is used: the instance size comes from tern_stack_size()
  * for the given configuration, and the per-connection cost is the growth of
@@ -54,13 +54,13 @@ static const char usage[] =
     "flags:\n"
     "  --max-conns N     connection table per instance (default 1024)\n"
     "  --active N        connections each core serves at once (default 16,\n"
-    "                    as in seed 003's benchmark)\n"
+    "                    as in the echo benchmark)\n"
     "  --msg B           payload bytes per message (default 64)\n"
     "  --rx-ring N       receive descriptors per queue (default 1024)\n"
     "  --buf-meta B      metadata bytes per buffer, e.g. an mbuf (default 128)\n"
     "  --tx-burst N      transmit buffers the LIFO pool keeps hot (default 32)\n"
     "  --l3 MIB          last-level cache of the machine in MiB (default 48:\n"
-    "                    seed 003's two 24 MB Xeon Gold 6326)\n"
+    "                    two 24 MB Xeon Gold 6326)\n"
     "  --cores LIST      core counts to project, e.g. 1,8,16,32\n"
     "                    (default 1,2,4,8,16,32)\n"
     "  --json            one JSON object on stdout\n"

@@ -1,5 +1,5 @@
 /* tern-httpd - HTTP/1.1 keep-alive server with a fixed response on the tern
- * stack (the seed 000/004 workload, for wrk and curl). Requests are parsed
+ * stack (a small-response workload, for wrk and curl). Requests are parsed
  * in place inside the recv callback (only a head split across segments is
  * copied) and the responses of all requests in one segment leave in one
  * send, with the ACK. With --driver mem (no --server), a built-in

@@ -26,7 +26,7 @@ static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
     fds[n++] = (struct pollfd){.fd = rt_stop_fd(), .events = POLLIN};
     struct timespec ts, *tsp = &ts;
     if (r->p.poll_timeout_ms >= 0) {
-        /* Fixed timeout: the seed's epoll_wait(..., timeout) experiment. */
+        /* Fixed timeout, like epoll_wait(..., timeout) in a kernel program. */
         ts.tv_sec = r->p.poll_timeout_ms / 1000;
         ts.tv_nsec = (r->p.poll_timeout_ms % 1000) * 1000000L;
         if (next != TERN_NEVER && next > now &&

@@ -1,5 +1,5 @@
 /* rt_steer.c - software steering in the runtime (rt_params.steer): the
- * RPS idea of seed 001 for devices that do not spread flows over queues by
+ * idea of Linux RPS, for devices that do not spread flows over queues by
  * the hash the stacks use (tap, AF_PACKET without fanout, one-queue ports).
  *
  * The device is opened with nq queues (1 by default) for ncores cores.

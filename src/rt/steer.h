@@ -1,4 +1,4 @@
-/* steer.h - software receive steering (the RPS idea of seed 001) for ports
+/* steer.h - software receive steering (the idea of Linux RPS) for ports
  * without RSS, or with fewer queues than cores: each core's runtime loop
  * passes its received burst through steer_rx(), which keeps the frames
  * whose flow belongs to this core and hands the others, by pointer (no

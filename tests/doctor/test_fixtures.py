@@ -1,4 +1,4 @@
-"""The four fixture machines from the seed articles, audited end to end."""
+"""The four fixture machines (fixtures/README.md), audited end to end."""
 import os
 import unittest
 
@@ -9,7 +9,7 @@ READER = "enp193s0f0np0"
 
 
 class TunedReader(unittest.TestCase):
-    """Seed 002 after tuning: 100GbE reader, queue N pinned to CPU N, flow
+    """The 100GbE reader after tuning:, queue N pinned to CPU N, flow
     steered to queue 2, reader on core 5 (same L3 as CPU 2)."""
 
     def test_clean_for_reproducible_and_throughput(self):
@@ -47,7 +47,7 @@ class TunedReader(unittest.TestCase):
 
 
 class UntunedReader(unittest.TestCase):
-    """Seed 002 before tuning: irqbalance, IRQs allowed on all 24 CPUs, 1024/8192
+    """The 100GbE reader before tuning: irqbalance, IRQs allowed on all 24 CPUs, 1024/8192
     rings, and a reader on core 8 whose L3 (6-11) holds none of the IRQ cores."""
 
     def setUp(self):
@@ -69,7 +69,7 @@ class UntunedReader(unittest.TestCase):
         self.assertEqual(len(aff["data"]["irqs"]), 24)              # mlx5_async24 is not a queue
         self.assertTrue(all(i["affinity"] == "0-23" for i in aff["data"]["irqs"]))
         place = one(self, self.doc, "placement.app_cores", READER)
-        self.assertEqual(place["data"]["irq_cores"], [0, 1, 2, 23])  # seed 002 figure 3
+        self.assertEqual(place["data"]["irq_cores"], [0, 1, 2, 23])  # the cores the interrupts went to
         self.assertIn("no IRQ core in its L3", place["data"]["verdicts"]["8"])
         self.assertEqual(one(self, self.doc, "irq.irqbalance")["data"]["pids"], [1187])
 
@@ -87,7 +87,7 @@ class UntunedReader(unittest.TestCase):
 
 
 class HotCore(unittest.TestCase):
-    """Seed 001: one receive queue, RPS off, every NET_RX softirq on CPU0.
+    """Hot core: one receive queue, RPS off, every NET_RX softirq on CPU0.
     The --during command swaps in the 'after' counters (fixture/.after)."""
 
     SWAP = 'cp -R "$TERN_ROOT/.after/." "$TERN_ROOT/"'
@@ -130,7 +130,7 @@ class HotCore(unittest.TestCase):
 
 
 class NoisyHost(unittest.TestCase):
-    """Seeds 000/004: turbo on, deep C-states, SMT on, powersave, netfilter with
+    """Noisy host: turbo on, deep C-states, SMT on, powersave, netfilter with
     conntrack and rules."""
 
     def setUp(self):

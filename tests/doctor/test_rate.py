@@ -30,7 +30,7 @@ class RateMath(unittest.TestCase):
 
     def test_pcie(self):
         self.assertEqual(round(rate.pcie_bps(8.0, 8) / 1e9, 1), 63.0)   # Gen3 x8 < 100GbE
-        self.assertEqual(round(rate.pcie_bps(8.0, 1) / 1e9, 2), 7.88)   # seed 002: 7.88 Gbps per lane
+        self.assertEqual(round(rate.pcie_bps(8.0, 1) / 1e9, 2), 7.88)   # PCIe Gen3: 7.88 Gbps per lane
         self.assertEqual(rate.pcie_bps(2.5, 1), 2e9)                     # 8b/10b
         self.assertEqual(round(rate.pcie_bps(16.0, 16) / 1e9, 1), 252.1)
         self.assertEqual(rate.parse_pcie("gen3x8"), (8.0, 8))

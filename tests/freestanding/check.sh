@@ -1,5 +1,5 @@
 #!/bin/sh
-# Freestanding proof (issue 2): compile src/core with gcc and clang as
+# Freestanding proof: compile src/core with gcc and clang as
 # -std=c11 -ffreestanding -nostdlib -pedantic -Werror, with only the
 # compiler's own headers reachable (-nostdinc), link it with start.c into a
 # program without libc, and run it.

@@ -1,4 +1,4 @@
-"""Interop (GitHub issue 4): tern on a real Linux driver in one network
+"""Interop: tern on a real Linux driver in one network
 namespace, the Linux kernel's stack in the other, no mocks.
 
     test_interop.py --driver afxdp|afpacket|tap [--suite basic|loss]
@@ -39,7 +39,7 @@ CPUS = os.cpu_count() or 1
 # not share its CPU with them).
 TERN_CPU = CPUS - 1
 KERN_CPU = 0
-# The issue's size; not shrunk for slow drivers (slowness is reported).
+# 100 MiB each way; not shrunk for slow drivers (slowness is reported).
 BULK = it.MIB100
 # Under 2% loss Linux moves 100 MiB over these hosts in ~3 s each way with
 # BBR (the host default) and 12-15 s with CUBIC; tern (CUBIC) as the sender

@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_steer.sh - software steering against direct queues (issue 8).
+# bench_steer.sh - software steering against direct queues.
 #
 # tern-echo --server on two cores behind one veth (or tap), kern-echo
 # --client in the kernel-side namespace: 64-byte request/response over

@@ -1,4 +1,4 @@
-"""Software steering on two cores over a driver without RSS (issue 8).
+"""Software steering on two cores over a driver without RSS.
 
 The device is opened with ONE queue (AF_PACKET without fanout, or a
 one-queue tap): only core 0 reads it, and `--steer` hands every frame to

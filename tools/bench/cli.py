@@ -16,7 +16,7 @@ REPO = hostinfo.REPO
 SMOLTCP_DIR = os.path.join(REPO, "bench", "peers", "smoltcp")
 
 DESCRIPTION = """\
-Run tern beside the Linux kernel and smoltcp on the seeds' workloads and
+Run tern beside the Linux kernel and smoltcp on three workloads and
 write the results: bench/results/<date>-<host>.json (every run, with the
 host's doctor report, the commit and the command lines), a Markdown table
 (.md) and PNG plots (<date>-<host>/).
@@ -37,7 +37,7 @@ one failed, 2 on bad flags.
 subcommands:
   tern bench validate FILE.json   check a result document's shape
   tern bench report FILE.json     rewrite FILE.md and the plots from FILE.json
-  tern bench scaling [--links mem,memif]   1 -> 2 cores (issue 8; --help)
+  tern bench scaling [--links mem,memif]   1 -> 2 cores (--help)
 """ % ", ".join(s.name for s in stacks.ALL)
 
 

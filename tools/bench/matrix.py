@@ -1,11 +1,11 @@
 """The points to run: stack x workload x cores x connections x size x poll.
 
-Full mode, per stack (the seeds' knobs, not the whole cross product):
-  rr    cores 1 and 2 at 64 B, busy polling (16 connections per core, seed 003)
-        cores 1 at 1 B (the small end of 003's 1-64 B), busy
-        cores 1 at 64 B, blocking (seed 004: epoll timeout 0 vs 1000 ms)
+Full mode, per stack (the knobs that matter, not the whole cross product):
+  rr    cores 1 and 2 at 64 B, busy polling (16 connections per core)
+        cores 1 at 1 B (the small end of 1-64 B), busy
+        cores 1 at 64 B, blocking (epoll timeout 0 vs 1000 ms)
   http  cores 1 and 2, busy; cores 1 blocking (151-byte response, wrk)
-  bulk  1 and 4 flows, cores 1, busy (seed 002: one and several flows)
+  bulk  1 and 4 flows, cores 1, busy (one and several flows)
 Quick mode: one point per stack and workload (cores 1, 64 B, 1 flow).
 """
 CONNS_PER_CORE = 16

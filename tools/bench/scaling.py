@@ -1,5 +1,5 @@
-"""tern bench scaling: how tern's throughput grows from one core to two
-(issue 8), on the in-memory link and over DPDK net_memif.
+"""tern bench scaling: how tern's throughput grows from one core to two,
+on the in-memory link and over DPDK net_memif.
 
 mem: one process; with --cores 0 one thread runs a server and a client
 stack over its own in-memory link; with --cores 0,1 each of the two threads

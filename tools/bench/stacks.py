@@ -79,7 +79,7 @@ def cpulist(cpus):
 
 
 def kern_poll(poll):
-    """--epoll-timeout of the seed's experiment: 0 = busy, 1000 = blocking."""
+    """--epoll-timeout: 0 = busy, 1000 = blocking."""
     return ["--epoll-timeout", "0" if poll == "busy" else "1000"]
 
 

@@ -1,4 +1,4 @@
-"""The HTTP workload's real client (wrk) and the response size of seed 004:
+"""The HTTP workload's real client (wrk) and its response size:
 a 151-byte response (headers and body) to wrk's GET."""
 import re
 import socket

@@ -111,7 +111,7 @@ def _softnet(before, after):
 
 def _softirq(facts, before, after, name):
     fid = "during." + name.lower()
-    why = ("One CPU running most %s softirqs is the hot core of seed 001: it saturates while "
+    why = ("One CPU running most %s softirqs is the hot core: it saturates while "
            "the others idle; spread it with RSS queues or RPS/RFS." % name)
     sb, sa = before["softirqs"], after["softirqs"]
     if name not in sa["rows"]:

@@ -562,7 +562,7 @@ bool sb_next_hole(const struct tern_conn *c, uint32_t from, uint32_t mss,
 /* RFC 6675 pipe, RACK-lost bytes counted as out of the network. */
 uint32_t sb_pipe(const struct tern_conn *c, uint32_t mss);
 /* Unsent-again buffers RACK declares lost; *fresh: how many of them were
- * stamped at or after since (newly lost since the previous pass). */
+ * stamped at or after since (newly lost since the caller last looked). */
 uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
                       uint32_t *fresh);
 /* Receiver side: SACK blocks from the ooo queue, most recent first. */

@@ -7,7 +7,7 @@ from ..model import Action, Finding, by_profile, unknown
 CPU = "/sys/devices/system/cpu"
 
 # Idle states that wake up within this many microseconds count as "shallow"
-# (POLL and C1 on current x86); deeper ones add wake-up jitter (seed 004).
+# (POLL and C1 on current x86); deeper ones add wake-up jitter.
 SHALLOW_US = 2
 
 
@@ -18,7 +18,7 @@ def check(facts):
 
 def boost(f):
     h, why = f.host, ("Turbo/boost clocks a core up while others idle, so results "
-                      "depend on how many cores are busy and scaling curves bend (seed 004).")
+                      "depend on how many cores are busy and scaling curves bend.")
     knobs = []  # (path, value meaning "boost off", is boost on?)
     no_turbo = h.read_line(CPU + "/intel_pstate/no_turbo")
     if no_turbo in ("0", "1"):
@@ -72,7 +72,7 @@ def governor(f):
 
 def smt(f):
     h, why = f.host, ("SMT siblings share one core's execution units and caches, "
-                      "so a sibling's load changes your numbers (seeds 002/004 turn it off).")
+                      "so a sibling's load changes your numbers (benchmarks usually turn it off).")
     control = h.read_line(CPU + "/smt/control")
     active = h.read_line(CPU + "/smt/active")
     data = {"control": control, "active": active}
@@ -108,7 +108,7 @@ def _idle_states(h):
 
 def cstates(f):
     h, why = f.host, ("Waking from a deep C-state takes tens to hundreds of microseconds, "
-                      "so light load looks slower than heavy load (seed 004).")
+                      "so light load looks slower than heavy load.")
     cmd = {k: f.cmdline[k] for k in ("intel_idle.max_cstate", "processor.max_cstate", "idle")
            if k in f.cmdline}
     cmd_text = " ".join("%s=%s" % kv for kv in cmd.items()) or "no C-state limits"
@@ -146,7 +146,7 @@ def cstates(f):
 
 def mitigations(f):
     h, why = f.host, ("Speculation mitigations (retpoline above all) tax every indirect call "
-                      "and syscall, so hosts with different settings are not comparable (seed 004).")
+                      "and syscall, so hosts with different settings are not comparable.")
     vdir = CPU + "/vulnerabilities"
     vulns = {name: h.read_line(vdir + "/" + name) for name in h.listdir(vdir)}
     vulns = {k: v for k, v in vulns.items() if v}

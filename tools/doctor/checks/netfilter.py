@@ -9,7 +9,7 @@ NF_MODULES = ("nf_conntrack", "nf_tables", "ip_tables", "ip6_tables", "x_tables"
               "nf_nat", "br_netfilter", "nft_ct", "xt_conntrack")
 
 WHY_CT = ("Conntrack hashes and tracks every packet and netfilter hooks cost cycles even "
-          "when idle; seed 004 measures with netfilter disabled.")
+          "when idle; measure with it disabled.")
 WHY_RULES = "Every packet walks the hooked chains, so rules add per-packet cost the other stack may not pay."
 
 

@@ -60,7 +60,7 @@ def link(f, iface):
 
 def queues(f, iface):
     why = ("Each queue interrupts its own CPU: fewer queues than cores leaves cores without "
-           "receive work, more queues than the application's cores hashes flows elsewhere (seed 004).")
+           "receive work, more queues than the application's cores hashes flows elsewhere.")
     ans = f.ethtool.query("-l", iface)
     cores = len(f.app_cores) or len(f.cpus)
     if ans.ok:
@@ -96,7 +96,7 @@ def queues(f, iface):
 
 def coalesce(f, iface):
     why = ("Interrupt coalescing trades latency for fewer interrupts; adaptive mode changes "
-           "it with load, so the same test sees different delays (seed 004: 24.6 vs 29.2 us).")
+           "it with load, so the same test sees different delays (one measured case: 24.6 vs 29.2 us).")
     ans = f.ethtool.query("-c", iface)
     if not ans.ok:
         return _unknown("nic.coalesce", iface, ans, "-c", why)
@@ -126,7 +126,7 @@ def coalesce(f, iface):
 
 def rings(f, iface):
     why = ("Short rings overflow during bursts and the NIC drops before the kernel sees the "
-           "packets; seed 002 raises them to the hardware maximum.")
+           "packets; raise them to the hardware maximum.")
     ans = f.ethtool.query("-g", iface)
     if not ans.ok:
         return _unknown("nic.rings", iface, ans, "-g", why)
@@ -150,8 +150,8 @@ def rings(f, iface):
 
 
 def flow_control(f, iface):
-    why = ("Pause frames let a full NIC stop its link partner instead of dropping (seed 002 "
-           "turns them on, switch side too), but they also stall traffic and add latency.")
+    why = ("Pause frames let a full NIC stop its link partner instead of dropping (turn them "
+           "on, switch side too, for throughput), but they also stall traffic and add latency.")
     ans = f.ethtool.query("-a", iface)
     if not ans.ok:
         return _unknown("nic.flow_control", iface, ans, "-a", why)
@@ -206,7 +206,7 @@ def offloads(f, iface):
 
 def ntuple(f, iface):
     why = ("ntuple rules pin a flow to a chosen queue, so its softirq runs on a known core "
-           "next to the application (seed 002: ethtool -U ... action 2).")
+           "next to the application (ethtool -U ... action 2).")
     ans = f.ethtool.query("-n", iface)
     if not ans.ok:
         return _unknown("nic.ntuple", iface, ans, "-n", why)

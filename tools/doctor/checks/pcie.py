@@ -1,5 +1,5 @@
 """PCIe link of the NIC: negotiated speed/width vs capability, and whether the
-resulting bandwidth can carry the Ethernet link rate (seed 002, section 4)."""
+resulting bandwidth can carry the Ethernet link rate."""
 from __future__ import annotations
 
 import os

@@ -1,6 +1,6 @@
 """--app-cores: where the application runs relative to the NIC's IRQ cores.
 
-Seed 002 by hand: the reader on a core that shares L3 with the queue's IRQ
+Measured by hand on a 100G reader: the reader on a core that shares L3 with the queue's IRQ
 core got 52.3 Gbit/s, on a core of another L3 37.9.  The same core as the
 IRQ is also bad: the softirq steals the application's cycles.
 """
@@ -11,7 +11,7 @@ from ..procfs import format_cpulist
 
 WHY = ("The application should run on a different core of the same L3 as the IRQ core that "
        "receives its flow: same core steals cycles, another L3 or socket moves every byte "
-       "across the interconnect (seed 002).")
+       "across the interconnect.")
 
 
 def check(facts, iface):

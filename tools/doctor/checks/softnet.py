@@ -8,7 +8,7 @@ from __future__ import annotations
 from .. import procfs
 from ..model import Finding, unknown
 
-# One CPU taking this share of all NET_RX work is "the hot core" of seed 001.
+# One CPU taking this share of all NET_RX work is "the hot core".
 HOT_SHARE = 0.6
 HOT_MIN_EVENTS = 100
 
@@ -19,7 +19,7 @@ def check(facts):
 
 def drops(f):
     why = ("Column 2 counts packets dropped because a CPU's backlog was full, column 3 "
-           "the NAPI rounds cut short by netdev_budget (seed 002, appendix A).")
+           "the NAPI rounds cut short by netdev_budget.")
     layout, rows = f.softnet
     if not rows:
         return unknown("softnet.drops", "no /proc/net/softnet_stat", why)
@@ -51,7 +51,7 @@ def hot_cpu(per_cpu):
 
 def net_rx_since_boot(f):
     why = ("When one CPU runs most NET_RX softirqs it saturates while the others idle: "
-           "the single-core bottleneck RSS/RPS/RFS exist to spread (seed 001).")
+           "the single-core bottleneck RSS/RPS/RFS exist to spread.")
     soft = procfs.parse_softirqs(f.host.read("/proc/softirqs"))
     row = soft["rows"].get("NET_RX")
     if not row:

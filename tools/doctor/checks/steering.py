@@ -1,12 +1,12 @@
 """Which CPU does the receive work: irqbalance, IRQ affinity, L3 sharing of the
-IRQ cores, and the software steering RPS/RFS/XPS (seeds 001 and 002)."""
+IRQ cores, and the software steering RPS/RFS/XPS."""
 from __future__ import annotations
 
 from ..model import Action, Finding, by_profile, unknown
 from ..procfs import format_cpulist, format_cpumask, parse_cpulist, parse_cpumask
 
 NET = "/sys/class/net"
-RFS_ENTRIES = 32768  # the usual global flow table size (seed 001)
+RFS_ENTRIES = 32768  # the usual global flow table size
 
 
 def check_host(facts):
@@ -22,7 +22,7 @@ def check(facts, iface):
 
 def irqbalance(f):
     why = ("irqbalance re-assigns IRQs to CPUs every 10 s, so the receive core moves under a "
-           "running benchmark and undoes manual pinning (seed 002).")
+           "running benchmark and undoes manual pinning.")
     if not f.host.glob("/proc/[0-9]*"):
         return unknown("irq.irqbalance", "no process list under /proc", why)
     pids = f.irqbalance_pids
@@ -50,7 +50,7 @@ def _needs_rps(f, iface, nrx):
 
 def rps(f, iface):
     why = ("With fewer receive queues than busy cores, the queue's CPU does all protocol work "
-           "while others idle; RPS hashes flows to other CPUs in software (seed 001).")
+           "while others idle; RPS hashes flows to other CPUs in software.")
     state = _rps_state(f, iface)
     if not state or all(c is None for _, _, c in state):
         return unknown("nic.rps", "no readable %s/%s/queues/rx-*/rps_cpus" % (NET, iface), why,
@@ -76,7 +76,7 @@ def rps(f, iface):
 
 def rfs(f, iface):
     why = ("RFS sends each flow's packets to the CPU where its reader last ran, so protocol "
-           "work and the application share caches; RPS alone picks a random CPU (seed 001).")
+           "work and the application share caches; RPS alone picks a random CPU.")
     entries_path = "/proc/sys/net/core/rps_sock_flow_entries"
     entries = f.host.read_int(entries_path)
     state = _rps_state(f, iface)
@@ -130,7 +130,7 @@ def _local_cpus(f, iface):
 
 def irq_affinity(f, iface):
     why = ("A queue IRQ allowed on many CPUs can land anywhere and move, so the core doing the "
-           "receive work changes between runs; seed 002 pins queue N to CPU N.")
+           "receive work changes between runs; pin queue N to CPU N.")
     irqs = f.irqs(iface)
     if not irqs:
         return unknown("nic.irq_affinity", "no queue IRQs for %s in /proc/interrupts" % iface, why,
@@ -163,7 +163,7 @@ def irq_affinity(f, iface):
 
 def irq_l3(f, iface):
     why = ("Cores sharing the IRQ core's L3 find the packet data already in cache; elsewhere "
-           "it crosses the interconnect (seed 002: 52.3 vs 37.9 Gbit/s).")
+           "it crosses the interconnect (one measured 100G case: 52.3 vs 37.9 Gbit/s).")
     irqs = f.irqs(iface)
     if not irqs:
         return unknown("nic.irq_l3", "no queue IRQs for %s" % iface, why, subject=iface)

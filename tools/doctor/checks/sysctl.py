@@ -5,7 +5,7 @@ from .. import rate
 from ..model import Action, Finding, by_profile, unknown
 
 MiB = 1 << 20
-# Seed 002 saw the receive buffer autotune to 44.5 MB on one 50 Gbit/s flow,
+# A measured 100G reader saw the receive buffer autotune to 44.5 MB on one 50 Gbit/s flow,
 # so a 64 MiB ceiling keeps buffers from capping a 100G flow on a LAN.
 BUFFER_MAX = 64 * MiB
 BACKLOG = 10000
@@ -31,7 +31,7 @@ def _sysctl_name(name):
 def tcp_mem(f, name):
     fid, path = "sysctl." + name, _path(name)
     why = ("The third value caps TCP buffer autotuning; below the bandwidth-delay product "
-           "the window, not the stack, limits a fast flow (seed 002).")
+           "the window, not the stack, limits a fast flow.")
     vals = (f.host.read_line(path) or "").split()
     if len(vals) != 3 or not all(v.isdigit() for v in vals):
         return unknown(fid, "cannot read " + path, why)
@@ -101,7 +101,7 @@ def _softnet_totals(f):
 
 def backlog(f):
     why = ("Packets queued for a CPU's backlog (RPS, veth, non-NAPI) beyond this are dropped "
-           "and counted in softnet_stat column 2 (seed 002).")
+           "and counted in softnet_stat column 2.")
     path = "/proc/sys/net/core/netdev_max_backlog"
     val = f.host.read_int(path)
     if val is None:

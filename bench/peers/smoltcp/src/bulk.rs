@@ -1,4 +1,4 @@
-//! Bulk transfer (seed 002): `bytes` split over `conns` connections, client
+//! Bulk transfer: `bytes` split over `conns` connections, client
 //! to server, every received byte checked against the sender's pattern.
 
 use std::time::Instant;

@@ -24,10 +24,10 @@ checksums), as tern-echo --driver mem. Output as tern-echo / tern-bulk.
 
 workloads:
   echo     request/response: every connection sends --size bytes and waits
-           for them back, --depth requests in flight (seed 003)
+           for them back, --depth requests in flight
   httpd    keep-alive HTTP: a 44-byte GET, a fixed response of
-           --body-size body bytes (seed 000/004)
-  bulk     --bytes over --conns connections, payload verified (seed 002)
+           --body-size body bytes
+  bulk     --bytes over --conns connections, payload verified
 
 flags:
   --conns N        connections (default 16; bulk: 1)
@@ -131,7 +131,7 @@ fn http_response(body: usize) -> Vec<u8> {
     r
 }
 
-/// A 44-byte keep-alive GET, the request size of seed 004.
+/// A 44-byte keep-alive GET, the request size of the HTTP workload.
 const HTTP_REQUEST: &[u8] = b"GET /abc HTTP/1.1\r\nHost: 198.18.0.2:8080\r\n\r\n";
 
 fn main() {

@@ -1,6 +1,6 @@
-//! Request/response over the pair of hosts: the echo workload (seed 003:
-//! every connection sends `size` bytes and waits for them back, `depth`
-//! requests in flight) and the HTTP workload (seed 000/004: a fixed GET, a
+//! Request/response over the pair of hosts: the echo workload (every
+//! connection sends `size` bytes and waits for them back, `depth`
+//! requests in flight) and the HTTP workload (a fixed GET, a
 //! fixed response), both ends driven from this one thread.
 
 use std::collections::VecDeque;
