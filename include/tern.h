@@ -200,15 +200,24 @@ static inline tern_buf *tern_buf_stack_pop(tern_buf_stack *s)
     return tern_buf_fresh(b);
 }
 
+/* A compile-time check that reads the same in C11 and C++11. */
+#ifdef __cplusplus
+#define TERN_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#else
+#define TERN_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+
+/* tern_buf_mark_free stores refs and flags together. */
+TERN_STATIC_ASSERT(offsetof(tern_buf, flags) ==
+                       offsetof(tern_buf, refs) + sizeof(uint16_t),
+                   "flags follows refs");
+
 /* refs = TERN_BUF_FREE_REFS and flags = 0 (unused while free) as one 32-bit
  * store: gcc merges the two 16-bit stores but loads the merged constant
  * from memory first, one instruction more on every push. */
 static inline void tern_buf_mark_free(tern_buf *b)
 {
 #if defined(__GNUC__)
-    _Static_assert(offsetof(tern_buf, flags) ==
-                       offsetof(tern_buf, refs) + sizeof(uint16_t),
-                   "flags follows refs");
     const uint16_t pair[2] = {TERN_BUF_FREE_REFS, 0};
     __builtin_memcpy(&b->refs, pair, sizeof pair);
 #else
@@ -423,7 +432,8 @@ void tern_config_defaults(tern_config *cfg);
 /* Instance life cycle                                                       */
 /* ------------------------------------------------------------------------ */
 
-/* Error codes returned (negated) by functions that can fail. */
+/* Error codes returned (negated) by functions that can fail, or stored in
+ * *err. tern_strerror() names them in words for messages. */
 enum tern_err {
     TERN_OK = 0,
     TERN_EINVAL = 1,     /* bad argument or configuration */
@@ -435,14 +445,23 @@ enum tern_err {
     TERN_ENOBUFS = 7,    /* the buffer pool is empty */
 };
 
-/* Bytes an instance needs for `cfg`, and the alignment it wants (16). */
+/* A short text for a tern_err, positive or negated (e.g. -TERN_EAGAIN gives
+ * "no send space"); "unknown error" for other values. */
+const char *tern_strerror(int err);
+/* A short text for a tern_close_reason, e.g. "no route (ARP unanswered)". */
+const char *tern_close_reason_name(int reason);
+
+/* Bytes an instance needs for `cfg`: always a multiple of TERN_STACK_ALIGN,
+ * so aligned_alloc(TERN_STACK_ALIGN, tern_stack_size(&cfg)) is valid. */
 size_t tern_stack_size(const tern_config *cfg);
+/* The alignment the instance memory must have (a cache line). */
 #define TERN_STACK_ALIGN 64
 
 /*
  * Build an instance in `mem` (tern_stack_size(cfg) bytes, TERN_STACK_ALIGN
  * aligned). Returns NULL and sets *err (if not NULL) to a tern_err when the
- * config is invalid or mem too small. The config is copied.
+ * config is invalid (TERN_EINVAL, also for misaligned mem) or mem too small
+ * (TERN_ENOMEM). The config is copied; nothing else is allocated.
  */
 tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
                             int *err);
@@ -490,7 +509,15 @@ void tern_input_end(tern_stack *st);
  */
 uint64_t tern_poll(tern_stack *st, uint64_t now);
 
-/* Send the frames queued by calls made outside tern_input/tern_poll. */
+/*
+ * Send what calls made outside callbacks queued. Inside a callback (during
+ * tern_input, tern_poll or tern_flush) sends are batched: segments and the
+ * ACK leave together when the call returns. Outside callbacks (from your
+ * loop, another event source, right after tern_tcp_connect) each tern_tcp_send
+ * transmits at once what it can, so two sends of 10 bytes put two short
+ * segments on the wire. To batch there too, queue everything first and call
+ * tern_flush once; tern_input and tern_poll also flush.
+ */
 void tern_flush(tern_stack *st);
 
 /* Take or drop a reference on a buffer (see tern_buf). A buffer holds at
@@ -557,8 +584,14 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port);
 tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
                             uint16_t local_port, void *user, int *err);
 
-/* Queue `len` bytes copied from `data`. Returns bytes taken (may be less than
- * len when the send buffer fills; 0 with no space) or -tern_err. */
+/*
+ * Queue `len` bytes copied from `data`. Returns bytes taken or -tern_err.
+ * A partial send is normal: when the send buffer (cfg.snd_buf) fills, fewer
+ * than len bytes are taken (0 with no space). Keep the rest and send it
+ * when cb.acked reports space again (tern_tcp_send_space says how much);
+ * an echo that returns len from cb.recv after a short send loses bytes.
+ * Outside callbacks the data leaves at once (see tern_flush).
+ */
 long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len);
 
 /*
@@ -596,6 +629,13 @@ int tern_tcp_send_buf_sum(tern_stack *st, tern_conn *c, tern_buf *buf,
  * how many were queued, 1..n (the stack owns those; the caller keeps the
  * rest), or -tern_err when none was: the error tern_tcp_send_buf would
  * give for bufs[0] (-TERN_EINVAL for n == 0).
+ *
+ * A queued buffer belongs to the stack (this holds for tern_tcp_send_buf
+ * and tern_tcp_send_buf_sum too): its data and len change as headers are
+ * prepended for each transmission and as the peer acknowledges parts of
+ * it, and it is released when fully acknowledged. Do not read a buffer's
+ * len after the call to learn what was sent: add up the lens before it,
+ * and keep nothing but the pointer you may no longer use.
  */
 long tern_tcp_send_bufs(tern_stack *st, tern_conn *c, tern_buf *const *bufs,
                         const uint32_t *sums, unsigned n);
@@ -604,7 +644,9 @@ long tern_tcp_send_bufs(tern_stack *st, tern_conn *c, tern_buf *const *bufs,
 size_t tern_tcp_send_space(const tern_stack *st, const tern_conn *c);
 
 /* Report `bytes` of earlier received data as consumed (see cb.recv): the
- * receive window reopens by that much. */
+ * receive window reopens by that much. A recv callback that returned less
+ * than len must call this once the rest is used, or the window stays
+ * closed and the peer stops sending. */
 void tern_tcp_consumed(tern_stack *st, tern_conn *c, size_t bytes);
 
 /* Half-close: send FIN after queued data. The connection stays readable. */
@@ -643,6 +685,11 @@ void tern_tcp_get_info(const tern_stack *st, const tern_conn *c,
                        tern_tcp_info *info);
 /* Name of a tern_tcp_state, e.g. "ESTABLISHED". */
 const char *tern_tcp_state_name(int state);
+
+/* The connection's send MSS: payload bytes in a full segment (after the
+ * peer's MSS option, IP options and timestamps). A sender that sizes its
+ * own buffers (tern_tcp_send_bufs) fills them to this. 0 for NULL. */
+uint32_t tern_tcp_mss(const tern_conn *c);
 
 /* Connections in use (all states, TIME_WAIT included). */
 uint32_t tern_tcp_conn_count(const tern_stack *st);

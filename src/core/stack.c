@@ -78,7 +78,8 @@ size_t tern_stack_size(const tern_config *cfg)
     fill_defaults(&c);
     carve cv = {0, 0};
     layout(NULL, &c, &cv);
-    return cv.off;
+    /* A whole number of cache lines: aligned_alloc needs a multiple. */
+    return (cv.off + TERN_STACK_ALIGN - 1) & ~(size_t)(TERN_STACK_ALIGN - 1);
 }
 
 tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,

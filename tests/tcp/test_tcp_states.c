@@ -164,6 +164,7 @@ static void passive_open(void **s)
     assert_int_equal(i.state, TERN_TCP_ESTABLISHED);
     assert_int_equal(i.snd_wnd, 1000u << 7);
     assert_int_equal(i.mss, 1460 - 12);
+    assert_int_equal(tern_tcp_mss(E.conn), 1460 - 12);  /* the same figure */
     assert_true(i.sack && i.timestamps);
     assert_int_equal(ctr()->tcp_passive_opens, 1);
     assert_int_equal(ctr()->tcp_conns_established, 1);

@@ -492,6 +492,11 @@ void tern_tcp_get_info(const tern_stack *st, const tern_conn *c,
     i->retransmits = c->retransmits;
 }
 
+uint32_t tern_tcp_mss(const tern_conn *c)
+{
+    return c ? c->mss : 0;
+}
+
 const char *tern_tcp_state_name(int s)
 {
     static const char *const names[] = {
