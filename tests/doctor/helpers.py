@@ -53,6 +53,12 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
+def fixture_names():
+    """Every fixture tree (a directory under fixtures/)."""
+    return sorted(n for n in os.listdir(FIXTURES) if os.path.isdir(os.path.join(FIXTURES, n))
+                  and not n.startswith((".", "_")))
+
+
 def fixture_copy(testcase, name):
     """A private copy of a fixture tree, removed when the test ends."""
     tmp = tempfile.mkdtemp(prefix="tern-doctor-")

@@ -173,7 +173,9 @@ class NoisyHost(unittest.TestCase):
     def test_details(self):
         cst = one(self, self.doc, "cpu.cstates")
         self.assertIn("C6 (133 us)", cst["current"])
-        self.assertIn("intel_idle.max_cstate=0 processor.max_cstate=1", cst["fix"])
+        self.assertIn("state$s/disable", cst["fix"])
+        self.assertEqual([(p["method"], p["lines"]) for p in cst["persist"]],
+                         [("cmdline", ["intel_idle.max_cstate=0", "processor.max_cstate=1"])])
         self.assertTrue(cst["applicable"])
         ct = one(self, self.doc, "netfilter.conntrack")
         self.assertEqual(ct["data"]["count"], 1234)

@@ -3,6 +3,10 @@
 Read-only: it never passes --apply.  Works on hosts without a NIC, cpufreq or
 cpuidle (such checks say "unknown")."""
 import json
+import os
+import re
+import subprocess
+import tempfile
 import unittest
 
 from helpers import internal_errors, run_tern
@@ -37,6 +41,31 @@ class LiveHost(unittest.TestCase):
                              "--probe-seconds", "0")
         self.assertEqual(doc["during"]["exit_code"], 0)
         self.assertTrue([f for f in doc["findings"] if f["id"] == "during.softnet"])
+
+    def test_irq_plan_keeps_queues_together(self):
+        """On this host's NICs (virtio here: input.Q and output.Q), every IRQ of a
+        queue is planned onto the same CPU, and the fix says the same."""
+        doc = self.check_run("--probe-seconds", "0")
+        for f in doc["findings"]:
+            if f["id"] != "nic.irq_affinity" or f["severity"] == "unknown":
+                continue
+            targets = {q["queue"]: q["target"] for q in f["data"]["queues"] if q["target"] is not None}
+            for line in (f["fix"] or "").splitlines():
+                cpu, irq = re.fullmatch(r"echo (\d+) > /proc/irq/(\d+)/smp_affinity_list", line).groups()
+                queue = [q["queue"] for q in f["data"]["queues"] if int(irq) in q["irqs"]][0]
+                self.assertEqual(int(cpu), targets[queue], line)
+
+    def test_export_and_rate(self):
+        with tempfile.TemporaryDirectory() as out:
+            doc = self.check_run("--probe-seconds", "0", "--export", out)
+            self.assertTrue(os.path.isfile(os.path.join(out, "README")))
+            self.assertTrue(os.path.isfile(os.path.join(out, "tuned/tern-reproducible/tuned.conf")))
+            script = os.path.join(out, "tern-doctor-steering")
+            if os.path.exists(script):
+                self.assertEqual(subprocess.run(["sh", "-n", script]).returncode, 0)
+        rc, out, err = run_tern("doctor", "rate", "--link", "100G")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("94.9 Gbit/s without timestamps", out)
 
     def test_table_run(self):
         rc, out, err = run_tern("doctor")

@@ -1,10 +1,12 @@
 """Line-rate and PCIe arithmetic, and the `tern doctor rate` subcommand."""
 import json
+import os
+import tempfile
 import unittest
 
-from helpers import run_tern
+from helpers import doctor_json, fixture, run_tern
 
-from doctor import rate
+from doctor import rate, schema_check
 
 
 class RateMath(unittest.TestCase):
@@ -55,6 +57,58 @@ class RateCommand(unittest.TestCase):
         self.assertEqual(res["mss"], 1448)
         self.assertFalse(res["pcie"]["enough"])
         self.assertEqual(round(res["pcie"]["usable_bps"] / 1e9, 1), 63.0)
+
+    def test_both_timestamp_settings_in_table_and_json(self):
+        for extra in ((), ("--no-timestamps",)):
+            rc, out, _ = run_tern("doctor", "rate", "--link", "100G", "--mtu", "1500", *extra)
+            self.assertEqual(rc, 0)
+            self.assertRegex(out, r"94\.1 Gbit/s with timestamps")
+            self.assertRegex(out, r"94\.9 Gbit/s without timestamps")
+            self.assertIn("1448 B with timestamps", out)
+            self.assertIn("1460 B without", out)
+            selected = [l for l in out.splitlines() if "<- selected" in l]
+            self.assertEqual(len(selected), 1)
+            self.assertIn("without" if extra else "with timestamps", selected[0])
+            rc, out, _ = run_tern("doctor", "rate", "--link", "100G", "--json", *extra)
+            res = json.loads(out)
+            self.assertEqual(schema_check.validate(res, definition="rate_report"), [])
+            self.assertEqual(res["with_timestamps"]["mss"], 1448)
+            self.assertEqual(res["without_timestamps"]["mss"], 1460)
+            self.assertEqual(round(res["with_timestamps"]["payload_bps"] / 1e9, 1), 94.1)
+            self.assertEqual(round(res["without_timestamps"]["payload_bps"] / 1e9, 1), 94.9)
+            self.assertEqual(res["timestamps"], not extra)
+            self.assertEqual(res["payload_bps"], res["without_timestamps" if extra else "with_timestamps"]["payload_bps"])
+
+    def test_jumbo_frames(self):
+        res = rate.calculate(100e9, 9000, True)
+        self.assertEqual(res["with_timestamps"]["mss"], 8948)
+        self.assertEqual(round(res["with_timestamps"]["payload_bps"] / 1e9, 2), 99.0)
+        self.assertEqual(round(res["without_timestamps"]["payload_bps"] / 1e9, 2), 99.14)
+
+    def test_validate_accepts_rate_json(self):
+        rc, out, _ = run_tern("doctor", "rate", "--link", "25G", "--pcie", "gen4x8", "--json")
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            f.write(out)
+        self.addCleanup(os.remove, f.name)
+        rc, out, _ = run_tern("doctor", "validate", f.name)
+        self.assertEqual(rc, 0, out)
+        with open(f.name) as g:
+            bad = json.load(g)
+        del bad["without_timestamps"]
+        with open(f.name, "w") as g:
+            json.dump(bad, g)
+        rc, out, _ = run_tern("doctor", "validate", f.name)
+        self.assertEqual(rc, 1)
+        self.assertIn("without_timestamps", out)
+
+    def test_report_shows_both(self):
+        _, doc, _ = doctor_json("--root", fixture("reader100g_tuned"), "--app-cores", "5", "--probe-seconds", "0")
+        link = [f for f in doc["findings"] if f["id"] == "nic.link"][0]
+        self.assertEqual(round(link["data"]["payload_limit_bps_timestamps"] / 1e9, 1), 94.1)
+        self.assertEqual(round(link["data"]["payload_limit_bps_no_timestamps"] / 1e9, 1), 94.9)
+        self.assertIn("94.9 Gbit/s without", link["current"])
+        ts = [f for f in doc["findings"] if f["id"] == "sysctl.tcp_timestamps"][0]
+        self.assertIn("94.1 Gbit/s with timestamps, 94.9 Gbit/s without", ts["current"])
 
     def test_bad_link_is_usage_error(self):
         rc, out, err = run_tern("doctor", "rate", "--link", "lots")

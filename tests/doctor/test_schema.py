@@ -3,11 +3,11 @@ import copy
 import json
 import unittest
 
-from helpers import doctor_json, fixture, fixture_copy, run_doctor
+from helpers import doctor_json, fixture, fixture_copy, fixture_names, run_doctor
 
 from doctor import schema_check
 
-FIXTURES = ("reader100g_tuned", "reader100g_untuned", "rps_off_hotcore", "noisy_host")
+FIXTURES = fixture_names()
 
 
 class Schema(unittest.TestCase):
@@ -31,12 +31,17 @@ class Schema(unittest.TestCase):
         self.assertEqual(set(doc["during"]), {"command", "exit_code", "seconds"})
 
     def test_findings_are_complete(self):
-        _, doc, _ = doctor_json("--root", fixture("reader100g_untuned"), "--app-cores", "8")
-        for f in doc["findings"]:
-            self.assertTrue(f["why"].endswith("."), f["id"])
-            if f["severity"] in ("warn", "crit"):
-                self.assertTrue(f["fix"], f["id"])
-                self.assertTrue(f["recommended"], f["id"])
+        for name in FIXTURES:
+            _, doc, _ = doctor_json("--root", fixture(name), "--app-cores", "1")
+            for f in doc["findings"]:
+                what = (name, f["id"], f["subject"])
+                self.assertTrue(f["why"].endswith("."), what)
+                if f["severity"] in ("warn", "crit"):
+                    self.assertTrue(f["fix"] or f["note"], what)     # something to do
+                    self.assertTrue(f["recommended"], what)
+                if f["fix"]:                                         # and how it lasts
+                    self.assertTrue(f["persist"], what)
+                    self.assertTrue(f["fix_kind"], what)
 
     def test_validator_catches_breakage(self):
         _, doc, _ = doctor_json("--root", fixture("noisy_host"))

@@ -86,8 +86,9 @@ def apply(host, findings, path, log):
             log("ran   %-28s %s" % (label, " ".join(act.argv)))
         made += 1
     for f in findings:
-        if f.fix and f.fix_kind == "cmdline" and f.severity in ("warn", "crit", "info"):
-            log("note  %-28s kernel command line, not applied: %s" % (f.id, f.fix))
+        for p in f.persist:
+            if p.method == "cmdline" and f.severity in ("info", "warn", "crit"):
+                log("note  %-28s boot parameter, not applied: %s" % (f.id, " ".join(p.lines)))
     if state["changes"]:
         save_state(path, state)
         log("saved previous values to %s (undo with --revert)" % path)

@@ -8,11 +8,11 @@ import re
 import sys
 
 from . import apply as fixer
-from . import checks, during, rate, report, schema_check
+from . import checks, during, export, rate, report, schema_check
 from .facts import Facts
 from .host import Host
 from .model import DEFAULT_PROFILE, PROFILES
-from .procfs import parse_cpulist
+from .procfs import format_cpulist, parse_cpulist
 
 EPILOG = """\
 subcommands:
@@ -67,6 +67,9 @@ def check_parser():
     p.add_argument("--revert", action="store_true", help="restore the values saved by --apply")
     p.add_argument("--state", metavar="FILE",
                    help="state file for --apply/--revert (default ROOT%s)" % fixer.DEFAULT_STATE)
+    p.add_argument("--export", metavar="DIR",
+                   help="write the files that make the fixes survive a reboot (sysctl.d, udev rule, "
+                        "tmpfiles.d, IRQ/RPS unit, boot parameters, tuned profile) and a README to DIR")
     return p
 
 
@@ -98,8 +101,8 @@ def main_rate(argv):
 
 
 def main_validate(argv):
-    p = Parser(prog="tern doctor validate", description="Check a `tern doctor --json` report "
-               "against tools/doctor/schema.json (exit 0 valid, 1 invalid).")
+    p = Parser(prog="tern doctor validate", description="Check a `tern doctor --json` report (or "
+               "`tern doctor rate --json` output) against tools/doctor/schema.json (exit 0 valid, 1 invalid).")
     p.add_argument("file", help="JSON report, or - for stdin")
     args = p.parse_args(argv)
     try:
@@ -107,7 +110,7 @@ def main_validate(argv):
             doc = json.load(f)
     except (OSError, ValueError) as exc:
         p.error("cannot read %s: %s" % (args.file, exc))
-    errors = schema_check.validate(doc)
+    errors = schema_check.validate(doc, definition=schema_check.kind_of(doc))
     for err in errors:
         print(err)
     print("%s: %s" % (args.file, "invalid (%d problems)" % len(errors) if errors else "valid"))
@@ -132,6 +135,9 @@ def main(argv=None, runner=None):
     if not 0 <= args.probe_seconds <= 60:
         p.error("--probe-seconds must be between 0 and 60")
     host = Host(args.root, runner)
+    _check_app_cores(p, host, args.app_cores)
+    if args.export and args.revert:
+        p.error("--export and --revert exclude each other")
     for iface in args.iface or []:
         if not host.isdir("/sys/class/net/" + iface):
             p.error("no interface %r under %s" % (iface, host.path("/sys/class/net")))
@@ -160,6 +166,9 @@ def audit(host, args, state, log):
     facts = Facts(host, args.profile, args.iface, args.app_cores, args.probe_seconds)
     findings = checks.run_all(facts)
     apply_failed = 0
+    if args.export:  # before --apply: what the host needs, not what is left after
+        written = export.write(args.export, facts, findings, state)
+        log("wrote %s to %s (see %s/README)" % (", ".join(written), args.export, args.export))
     if args.apply:
         _, apply_failed = fixer.apply(host, findings, state, log)
         speeds = facts.core_speeds
@@ -181,6 +190,19 @@ def audit(host, args, state, log):
             json.dump(doc, f, indent=2)
             f.write("\n")
     return doc, apply_failed
+
+
+def _check_app_cores(p, host, cores):
+    """--app-cores must name online CPUs of the audited host (usage error otherwise)."""
+    if not cores:
+        return
+    online = Facts(host, DEFAULT_PROFILE).cpus
+    if not online:
+        return  # the tree does not say which CPUs are online: nothing to check against
+    missing = [c for c in cores if c not in online]
+    if missing:
+        p.error("--app-cores: CPU%s %s not online on this host (online: %s)" % (
+            "s" if len(missing) > 1 else "", format_cpulist(missing), format_cpulist(online)))
 
 
 def _logger(to_stderr):

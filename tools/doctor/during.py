@@ -103,9 +103,10 @@ def _softnet(before, after):
     if bad:
         cur += " (on %s)" % ", ".join("cpu%d" % c for c in bad)
         return Finding("during.softnet", "warn", cur, "0 and 0", why,
-                       fix="sysctl -w net.core.netdev_max_backlog=10000 net.core.netdev_budget=600; "
-                           "spread the receive work (RSS queues or RPS)",
-                       fix_kind="runtime", data=data)
+                       note="raise net.core.netdev_max_backlog and net.core.netdev_budget "
+                            "(sysctl.netdev_max_backlog, sysctl.netdev_budget) and spread the "
+                            "receive work over more cores (nic.queues, nic.rps)",
+                       fix_kind="manual", data=data)
     return Finding("during.softnet", "ok", cur, "0 and 0", why, data=data)
 
 
@@ -128,9 +129,9 @@ def _softirq(facts, before, after, name):
         sev = "info" if facts.profile == "latency" else "warn"
         return Finding(fid, sev, cur + " -> cpu%d is the hot core" % cpu,
                        "no CPU above %d%%" % (100 * HOT_SHARE), why,
-                       fix="more RSS queues (ethtool -L IF combined N) or RPS/RFS "
-                           "(echo MASK > /sys/class/net/IF/queues/rx-0/rps_cpus)",
-                       fix_kind="runtime", data=data)
+                       note="more receive queues (nic.queues: ethtool -L) or RPS/RFS (nic.rps, "
+                            "nic.rfs); run the doctor with --profile throughput for the commands",
+                       fix_kind="manual", data=data)
     return Finding(fid, "ok", cur, "spread", why, data=data)
 
 
@@ -151,7 +152,8 @@ def _irq_finding(iface, irqs, per_cpu):
     if len({i["queue"] for i in irqs}) > 1 and _is_hot(per_cpu, share, total):
         return Finding("during.interrupts", "warn", cur + " -> cpu%d is the hot core" % cpu,
                        "spread over the queues' CPUs", why,
-                       fix="check ethtool -x %s (RSS table) and /proc/irq/N/smp_affinity_list" % iface,
+                       note="check the RSS table (nic.rss: ethtool -x %s) and the queue IRQs' "
+                            "affinity (nic.irq_affinity)" % iface,
                        fix_kind="manual", subject=iface, data=data)
     return Finding("during.interrupts", "ok", cur, None, why, subject=iface, data=data)
 
@@ -184,8 +186,9 @@ def _nic(facts, iface, before, after, seconds):
     if drops:
         cur += "; drops: " + ", ".join("%s +%d" % kv for kv in sorted(drops.items())[:5])
         out.append(Finding("during.nic", "warn", cur, "no drop counter grows", why,
-                           fix="ethtool -G %s rx MAX; ethtool -A %s rx on tx on" % (iface, iface),
-                           fix_kind="runtime", subject=iface, data=data))
+                           note="raise the rings to the hardware maximum (nic.rings) and consider "
+                                "flow control (nic.flow_control)",
+                           fix_kind="manual", subject=iface, data=data))
     else:
         out.append(Finding("during.nic", "ok", cur, "no drop counter grows", why, subject=iface, data=data))
     return out

@@ -17,6 +17,19 @@ NET = "/sys/class/net"
 
 # IRQs of a NIC that carry no queue traffic (mailbox, link events...).
 NON_QUEUE_IRQ = re.compile(r"config|async|misc|ctrl|event|lsc|-fw|err|mbx|other", re.I)
+# The direction in a queue IRQ's name: virtio "-input.0"/"-output.0", igb/ixgbe
+# "-rx-0"/"-tx-0"; "-TxRx-0" (i40e, ice, ixgbe), "mlx5_comp0" serve both.
+RX_IRQ = re.compile(r"(?:^|[-_.])(?:rx|input)(?:[-_.]|\d|$)", re.I)
+TX_IRQ = re.compile(r"(?:^|[-_.])(?:tx|output)(?:[-_.]|\d|$)", re.I)
+
+
+def irq_kind(stem):
+    """'rx', 'tx' or 'combined' for a queue IRQ name (interface/bus removed)."""
+    if RX_IRQ.search(stem):
+        return "rx"
+    if TX_IRQ.search(stem):
+        return "tx"
+    return "combined"
 
 
 class Facts:
@@ -158,11 +171,24 @@ class Facts:
             for t in tokens:  # "i40e-eth0-TxRx-3": the queue is 3, not the 0 of eth0
                 stem = stem.replace(t, "")
             m = re.findall(r"(\d+)", stem)
-            out.append({"irq": int(k), "name": name,
+            out.append({"irq": int(k), "name": name, "kind": irq_kind(stem),
                         "queue": int(m[-1]) if m else None,
                         "counts": table[k]["counts"]})
         out.sort(key=lambda x: (x["queue"] if x["queue"] is not None else 1 << 30, x["irq"]))
         return out
+
+    def irq_queues(self, iface):
+        """iface's queue IRQs grouped by queue: [(queue, [irq, ...])], queue order.
+
+        The receive and transmit IRQs of one queue pair (virtio2-input.0 and
+        virtio2-output.0, eth0-rx-0 and eth0-tx-0) form one group and belong
+        on one CPU; an IRQ whose name has no queue number is a group alone.
+        """
+        groups = {}
+        for irq in self.irqs(iface):
+            key = irq["queue"] if irq["queue"] is not None else "irq%d" % irq["irq"]
+            groups.setdefault(key, []).append(irq)
+        return [(k if isinstance(k, int) else None, v) for k, v in groups.items()]
 
     def ntuple_queues(self, iface):
         """Queues that ntuple rules (ethtool -U) steer flows to."""

@@ -47,11 +47,13 @@ class Finding:
     current: str | None          # what the machine has, human readable
     recommended: str | None      # what the profile wants
     why: str                     # one sentence
-    fix: str | None = None       # exact command(s), or None when nothing to do
+    fix: str | None = None       # shell commands, one per line, runnable as printed
     subject: str | None = None   # interface name for per-interface checks
     fix_kind: str | None = None  # "runtime" | "cmdline" | "manual"
     data: dict = field(default_factory=dict)   # structured values, per check
     actions: list = field(default_factory=list)
+    note: str | None = None      # words: a manual step or an alternative to the fix
+    persist: list = field(default_factory=list)  # persist.Persist: how the fix survives a reboot
 
     def __post_init__(self):
         assert self.severity in SEVERITIES, self.severity
@@ -65,8 +67,10 @@ class Finding:
             "id": self.id, "area": self.area, "subject": self.subject,
             "severity": self.severity, "current": self.current,
             "recommended": self.recommended, "why": self.why, "fix": self.fix,
-            "fix_kind": self.fix_kind if self.fix else None,
+            "fix_kind": self.fix_kind if self.fix or self.note or self.persist else None,
             "applicable": bool(self.actions),
+            "note": self.note,
+            "persist": [p.to_json() for p in self.persist],
             "data": self.data,
         }
 

@@ -94,12 +94,22 @@ def fmt_pps(pps):
     return "%.0f pps" % pps
 
 
+def payload(link_bps, mtu, timestamps):
+    """{"mss", "payload_bps", "share"} for one timestamp setting."""
+    bps = payload_rate(link_bps, mtu, timestamps)
+    return {"mss": mss(mtu, timestamps), "payload_bps": bps, "share": bps / link_bps}
+
+
 def calculate(link_bps, mtu, timestamps=True, pcie=None):
-    """Everything `tern doctor rate` prints, as a dict."""
+    """Everything `tern doctor rate` prints, as a dict.  mss/payload_bps are
+    for the chosen timestamp setting; with_timestamps/without_timestamps give
+    both, since the two ends of a connection decide it together."""
     out = {
         "link_bps": link_bps, "mtu": mtu, "timestamps": timestamps,
         "mss": mss(mtu, timestamps), "wire_bytes_per_frame": mtu + ETH_OVERHEAD,
         "payload_bps": payload_rate(link_bps, mtu, timestamps),
+        "with_timestamps": payload(link_bps, mtu, True),
+        "without_timestamps": payload(link_bps, mtu, False),
         "min_frame_pps": min_frame_pps(link_bps),
     }
     if pcie:
@@ -111,14 +121,17 @@ def calculate(link_bps, mtu, timestamps=True, pcie=None):
 
 
 def render(res):
-    ts = "on" if res["timestamps"] else "off"
+    on, off = res["with_timestamps"], res["without_timestamps"]
+    mark_on, mark_off = ("  <- selected", "") if res["timestamps"] else ("", "  <- selected")
     lines = [
         "link rate        %s" % fmt_rate(res["link_bps"]),
         "MTU              %d B  (%d B of wire time per full frame)" % (res["mtu"], res["wire_bytes_per_frame"]),
-        "MSS              %d B  (MTU - 40 IP/TCP headers%s; timestamps %s)"
-        % (res["mss"], " - 12 timestamp option" if res["timestamps"] else "", ts),
-        "TCP payload max  %s  (%.1f%% of the link)" % (fmt_rate(res["payload_bps"]),
-                                                       100 * res["payload_bps"] / res["link_bps"]),
+        "MSS              %d B with timestamps (MTU - 40 IP/TCP headers - 12 option), %d B without "
+        "(MTU - 40)" % (on["mss"], off["mss"]),
+        "TCP payload max  %s with timestamps (%.1f%% of the link)%s"
+        % (fmt_rate(on["payload_bps"]), 100 * on["share"], mark_on),
+        "                 %s without timestamps (%.1f%% of the link)%s"
+        % (fmt_rate(off["payload_bps"]), 100 * off["share"], mark_off),
         "64-byte frames   %s  (84 B of wire time each)" % fmt_pps(res["min_frame_pps"]),
     ]
     if "pcie" in res:

@@ -82,18 +82,9 @@ def render(doc, colour=False, quiet=False, verbose=False, width=None):
         rec = _cut(f["recommended"] or "-", rec_w)
         sev = _paint("%-7s" % f["severity"], f["severity"], colour)
         lines.append("%s %-*s %-*s  %s" % (sev, idw, _label(f), cur_w, cur, rec))
-        if f["severity"] in ("warn", "crit") or (verbose and f["fix"]):
-            pad = " " * 8
-            full = f["current"] or ""
-            if len(full) > cur_w:
-                lines += textwrap.wrap("now: " + full, width - 8, initial_indent=pad,
-                                       subsequent_indent=pad + "     ")
-            lines += textwrap.wrap("why: " + f["why"], width - 8, initial_indent=pad,
-                                   subsequent_indent=pad + "     ")
-            if f["fix"]:
-                tag = "fix" if f["fix_kind"] != "cmdline" else "fix (kernel command line)"
-                lines += textwrap.wrap("%s: %s" % (tag, f["fix"]), width - 8, initial_indent=pad,
-                                       subsequent_indent=pad + "     ", break_on_hyphens=False)
+        remedy = f["fix"] or f.get("note") or f.get("persist")
+        if f["severity"] in ("warn", "crit") or (verbose and remedy):
+            lines += _details(f, cur_w, width)
     if not rows:
         lines.append("        (no warn or crit findings)")
     s = doc["summary"]
@@ -101,6 +92,31 @@ def render(doc, colour=False, quiet=False, verbose=False, width=None):
     lines.append("summary: %d crit, %d warn, %d info, %d unknown, %d ok; fail-on %s -> exit %d" % (
         c["crit"], c["warn"], c["info"], c["unknown"], c["ok"], s["fail_on"], s["exit_code"]))
     return "\n".join(lines) + "\n"
+
+
+def _details(f, cur_w, width):
+    """now/why/fix/note/reboot lines under a row; fix commands one per line, unwrapped
+    so they can be copied."""
+    pad, out = " " * 8, []
+
+    def para(tag, text):
+        return textwrap.wrap("%s: %s" % (tag, text), width - 8, initial_indent=pad,
+                             subsequent_indent=pad + " " * (len(tag) + 2), break_on_hyphens=False)
+    if len(f["current"] or "") > cur_w:
+        out += para("now", f["current"])
+    out += para("why", f["why"])
+    for n, cmd in enumerate((f["fix"] or "").splitlines()):
+        out.append(pad + ("fix: " if n == 0 else "     ") + cmd)
+    if f.get("note"):
+        out += para("note" if f["fix"] else "do", f["note"])
+    for p in f.get("persist") or []:
+        text = p["how"]
+        if p["method"] == "cmdline":
+            text = "%s (%s)" % (" ".join(p["lines"]), text)
+        elif p["file"]:
+            text += "; tern doctor --export writes it"
+        out += para("reboot", text)
+    return out
 
 
 def _label(f):

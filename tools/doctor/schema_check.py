@@ -28,12 +28,20 @@ def load_schema(path=SCHEMA_PATH):
         return json.load(f)
 
 
-def validate(doc, schema=None):
-    """Return a list of "path: problem" strings; empty means valid."""
+def validate(doc, schema=None, definition=None):
+    """Return a list of "path: problem" strings; empty means valid.  definition
+    names a part of the schema to check against instead of the whole report
+    ("rate_report" for `tern doctor rate --json`)."""
     schema = schema or load_schema()
     errors = []
-    _check(doc, schema, schema, "$", errors)
+    node = schema["$defs"][definition] if definition else schema
+    _check(doc, node, schema, "$", errors)
     return errors
+
+
+def kind_of(doc):
+    """'rate_report' for a `tern doctor rate --json` document, else None (a report)."""
+    return "rate_report" if isinstance(doc, dict) and "link_bps" in doc and "findings" not in doc else None
 
 
 def _check(value, node, root, where, errors):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from .. import persist
 from ..model import unknown
 from . import cpu, netfilter, nic, pcie, placement, softnet, steering, sysctl
 
@@ -34,4 +35,6 @@ def run_all(facts):
     for iface in facts.ifaces:
         for fn in IFACE_CHECKS:
             findings += _guard(fn, fn.__module__.rsplit(".", 1)[-1], facts, iface)
+    for f in findings:  # every fix says how it survives a reboot
+        f.persist = persist.for_finding(facts, f)
     return findings

@@ -2,6 +2,7 @@
 and how steadily the cores run (the speed probe)."""
 from __future__ import annotations
 
+from .. import persist
 from ..model import Action, Finding, by_profile, unknown
 
 CPU = "/sys/devices/system/cpu"
@@ -41,13 +42,15 @@ def boost(f):
         return Finding("cpu.boost", "ok", "off", rec, why, data={"on": False})
     sev = by_profile(f.profile, reproducible="crit", default="info")
     knob = knobs[0][0]
+    target = knob if len(knobs) == 1 else CPU + "/cpufreq/policy*/boost"
     fix = "echo %s > %s" % (knobs[0][1], knob) if len(knobs) == 1 else \
-        "for f in %s/cpufreq/policy*/boost; do echo 0 > $f; done" % CPU
+        'for f in %s; do echo 0 > "$f"; done' % target
     actions = [Action("write", path=p, value=v) for p, v, is_on in knobs if is_on] \
         if f.profile in ("reproducible", "latency") else []
     label = "/".join(knob.split("/")[-2:])
     return Finding("cpu.boost", sev, "on (%s)" % label, rec, why, fix=fix,
-                   fix_kind="runtime", data={"on": True}, actions=actions)
+                   fix_kind="runtime", data={"on": True}, actions=actions,
+                   persist=[persist.sysfs([(target, knobs[0][1])])])
 
 
 def governor(f):
@@ -64,10 +67,13 @@ def governor(f):
         return Finding("cpu.governor", "ok", "performance", "performance", why, data={"governors": names})
     sev = by_profile(f.profile, throughput="info", default="warn")
     actions = [Action("write", path=p, value="performance") for p, g in govs.items() if g != "performance"]
+    files = CPU + ("/cpufreq/policy*/scaling_governor" if "/policy" in next(iter(govs))
+                   else "/cpu[0-9]*/cpufreq/scaling_governor")
     return Finding("cpu.governor", sev, ", ".join(names), "performance", why,
-                   fix="cpupower frequency-set -g performance  "
-                       "(or: for f in %s/cpufreq/policy*/scaling_governor; do echo performance > $f; done)" % CPU,
-                   fix_kind="runtime", data={"governors": names}, actions=actions)
+                   fix='for f in %s; do echo performance > "$f"; done' % files,
+                   note="cpupower frequency-set -g performance does the same",
+                   fix_kind="runtime", data={"governors": names}, actions=actions,
+                   persist=[persist.sysfs([(files, "performance")])])
 
 
 def smt(f):
@@ -85,8 +91,8 @@ def smt(f):
     actions = [Action("write", path=CPU + "/smt/control", value="off")] \
         if control == "on" and f.profile != "throughput" else []
     return Finding("cpu.smt", sev, "on (control=%s, active=%s)" % (control, active), rec, why,
-                   fix="echo off > %s/smt/control  (permanent: nosmt on the kernel command line)" % CPU,
-                   fix_kind="runtime", data=data, actions=actions)
+                   fix="echo off > %s/smt/control" % CPU,
+                   fix_kind="runtime", data=data, actions=actions, persist=[persist.cmdline(["nosmt"])])
 
 
 def _idle_states(h):
@@ -135,13 +141,13 @@ def cstates(f):
     cur = "deep states enabled: %s; cmdline: %s" % (
         ", ".join("%s (%s us)" % (s["name"], s["latency"]) for s in deep.values()), cmd_text)
     idx = " ".join(str(i) for i in sorted(deep))
-    fix = ("for s in %s; do for f in %s/cpu*/cpuidle/state$s/disable; do echo 1 > $f; done; done  "
-           "(permanent: intel_idle.max_cstate=0 processor.max_cstate=1 on the kernel command line)"
-           % (idx, CPU))
+    fix = 'for s in %s; do for f in %s/cpu*/cpuidle/state$s/disable; do echo 1 > "$f"; done; done' \
+        % (idx, CPU)
     actions = [] if f.profile == "throughput" else \
         [Action("write", path=p, value="1") for s in deep.values() for p in s["paths"]]
     return Finding("cpu.cstates", sev, cur, rec_text, why, fix=fix, fix_kind="runtime",
-                   data=data, actions=actions)
+                   data=data, actions=actions,
+                   persist=[persist.cmdline(["intel_idle.max_cstate=0", "processor.max_cstate=1"])])
 
 
 def mitigations(f):
@@ -165,8 +171,8 @@ def mitigations(f):
     if setting == "off" or not mitigated:
         return Finding("cpu.mitigations", "ok", cur, rec, why, data=data)
     return Finding("cpu.mitigations", "info", cur, rec, why,
-                   fix="add mitigations=off to the kernel command line and reboot (isolated hosts only)",
-                   fix_kind="cmdline", data=data)
+                   note="mitigations=off on the kernel command line, on isolated benchmark hosts only",
+                   fix_kind="cmdline", data=data, persist=[persist.cmdline(["mitigations=off"])])
 
 
 # The probe's slowest tenth of pieces within this share of its best piece:
@@ -206,6 +212,6 @@ def core_speed(f):
     cur = ("varies: CPU %d ran its slowest tenth of the time at %.0f%% of its best, the median at %.0f%%"
            % (worst_cpu, 100 * w["p10_of_best"], 100 * w["median_of_best"]))
     return Finding("cpu.core_speed", sev, cur, "steady", why,
-                   fix="a host whose cores are not shared (dedicated or pinned vCPUs, the sibling "
+                   note="a host whose cores are not shared (dedicated or pinned vCPUs, the sibling "
                        "hyperthread idle); else compare runs alternated, and the *_full figures",
                    fix_kind="manual", data=data)

@@ -1,7 +1,7 @@
 """Netfilter: is conntrack loaded, and do packets traverse firewall rules?"""
 from __future__ import annotations
 
-from .. import procfs
+from .. import persist, procfs
 from ..model import Finding, unknown
 
 NF_MODULES = ("nf_conntrack", "nf_tables", "ip_tables", "ip6_tables", "x_tables",
@@ -10,6 +10,9 @@ NF_MODULES = ("nf_conntrack", "nf_tables", "ip_tables", "ip6_tables", "x_tables"
 
 WHY_CT = ("Conntrack hashes and tracks every packet and netfilter hooks cost cycles even "
           "when idle; measure with it disabled.")
+PERSIST = persist.manual("the rules come back at boot from the firewall service that loads them: "
+                         "disable it (systemctl disable nftables, firewalld or docker) or "
+                         "benchmark in a network namespace without rules")
 WHY_RULES = "Every packet walks the hooked chains, so rules add per-packet cost the other stack may not pay."
 
 
@@ -36,11 +39,13 @@ def conntrack(f):
     if data["conntrack"]:
         parts.append("conntrack %s" % ("built in" if "nf_conntrack" not in mods else "loaded"))
         parts.append("%s tracked" % ("?" if count is None else count))
-    fix = ("nft flush ruleset; iptables -F; iptables -t nat -F; modprobe -r nf_conntrack "
-           "(built in: boot a kernel without CONFIG_NETFILTER, or add notrack rules)")
+    flush = _flush_commands(f)
+    fix = "\n".join(flush + (["modprobe -r nf_conntrack"] if "nf_conntrack" in mods else []))
+    note = None if "nf_conntrack" in mods else \
+        "conntrack is built into this kernel: boot one without it, or add notrack rules"
     sev = "warn" if (count or 0) > 0 else "info"
     return Finding("netfilter.conntrack", sev, "; ".join(parts), "not loaded", WHY_CT,
-                   fix=fix, fix_kind="manual", data=data)
+                   fix=fix or None, note=note, fix_kind="manual", data=data, persist=[PERSIST])
 
 
 def _nft_counts(text):
@@ -80,6 +85,16 @@ def rules(f):
     if nft_rules == 0 and hooked == 0 and ipt_rules == 0:
         return Finding("netfilter.rules", "ok", cur, "no rules on the benchmark path", WHY_RULES, data=data)
     return Finding("netfilter.rules", "warn", cur, "no rules on the benchmark path", WHY_RULES,
-                   fix="nft flush ruleset; iptables -F; iptables -t nat -F "
-                       "(or benchmark inside a network namespace without rules)",
-                   fix_kind="manual", data=data)
+                   fix="\n".join(_flush_commands(f)) or None,
+                   note="or benchmark inside a network namespace that has no rules",
+                   fix_kind="manual", data=data, persist=[PERSIST])
+
+
+def _flush_commands(f):
+    """Commands that empty the rule sets of the tools that are installed."""
+    out = []
+    if f.host.run(["nft", "list", "ruleset"]) is not None:
+        out.append("nft flush ruleset")
+    if f.host.run(["iptables-save"]) is not None:
+        out += ["iptables -F", "iptables -t nat -F"]
+    return out

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 
-from .. import rate
+from .. import persist, rate
 from ..procfs import format_cpulist
 from ..model import Action, Finding, by_profile, unknown
 
 NET = "/sys/class/net"
+NTUPLE_NOTE = ("or steer the benchmark's flows to the app cores' queues with ntuple rules: "
+               "ethtool -U %s flow-type tcp4 dst-port (the port) action (the queue)")
 
 
 def check(facts, iface):
@@ -53,8 +55,15 @@ def link(f, iface):
     cur = "%s, %s, MTU %d" % ("%d Mb/s" % mbps if mbps else "speed unknown", state, mtu)
     if mbps and mtu > 52:
         limit = rate.payload_rate(mbps * 1e6, mtu, ts)
+        other = rate.payload_rate(mbps * 1e6, mtu, not ts)
         data["payload_limit_bps"] = limit
-        cur += "; TCP payload limit %s (timestamps %s)" % (rate.fmt_rate(limit), "on" if ts else "off")
+        data["payload_limit_bps_timestamps"] = limit if ts else other
+        data["payload_limit_bps_no_timestamps"] = other if ts else limit
+        cur += "; TCP payload limit %s with timestamps (on here), %s without" % (
+            rate.fmt_rate(data["payload_limit_bps_timestamps"]),
+            rate.fmt_rate(data["payload_limit_bps_no_timestamps"])) if ts else \
+            "; TCP payload limit %s without timestamps (off here), %s with" % (
+            rate.fmt_rate(limit), rate.fmt_rate(other))
     return Finding("nic.link", "ok", cur, None, why, subject=iface, data=data)
 
 
@@ -78,18 +87,18 @@ def queues(f, iface):
             "ntuple_queues": steered}
     cur = "%d %s (max %s) for %d %s" % (n, key, nmax if nmax is not None else "?", cores,
                                         "app core(s)" if f.app_cores else "CPU(s)")
-    fix = "ethtool -L %s %s %d" % (iface, key, want)
-    acts = [Action("run", argv=["ethtool", "-L", iface, key, str(want)],
-                   undo=["ethtool", "-L", iface, key, str(n)])] if ans.ok else []
+    argv = ["ethtool", "-L", iface, key, str(want)]
+    acts = [Action("run", argv=argv, undo=["ethtool", "-L", iface, key, str(n)])] if ans.ok else []
+    keep = [persist.udev(f, iface, [argv])]
     if n < want:
-        return Finding("nic.queues", "warn", cur, "%d (one per core used)" % want, why, fix=fix,
-                       fix_kind="runtime", subject=iface, data=data, actions=acts)
+        return Finding("nic.queues", "warn", cur, "%d (one per core used)" % want, why, fix=" ".join(argv),
+                       fix_kind="runtime", subject=iface, data=data, actions=acts, persist=keep)
     if n > want and f.app_cores and not steered and f.profile != "throughput":
         # not applied: whether to shrink or to add ntuple rules is the user's call
         return Finding("nic.queues", "warn", cur + ", no ntuple rules",
                        "%d, or ntuple rules steering the flows to the app's queues" % want, why,
-                       fix=fix + "  (or: ethtool -U %s flow-type tcp4 dst-port PORT action QUEUE)" % iface,
-                       fix_kind="manual", subject=iface, data=data)
+                       fix=" ".join(argv), note=NTUPLE_NOTE % iface,
+                       fix_kind="manual", subject=iface, data=data, persist=keep)
     return Finding("nic.queues", "ok", cur, "%d (one per core used)" % want, why,
                    subject=iface, data=data)
 
@@ -168,7 +177,7 @@ def flow_control(f, iface):
     if good:
         return Finding("nic.flow_control", "ok", cur, rec, why, subject=iface, data=data)
     return Finding("nic.flow_control", "info", cur, rec, why, fix=fix, fix_kind="manual",
-                   subject=iface, data=data)
+                   subject=iface, data=data, persist=[persist.udev(f, iface, [fix.split()])])
 
 
 OFFLOADS = (("generic-receive-offload", "gro"), ("large-receive-offload", "lro"),
@@ -219,8 +228,9 @@ def ntuple(f, iface):
         "%s -> queue %s" % (r.get("type") or "?", r.get("queue")) for r in rules[:4])) if rules else "")
     if not rules and f.app_cores and f.profile == "reproducible" and (ans.data.get("rings") or 0) > 1:
         return Finding("nic.ntuple", "info", cur, "a rule steering the test flow to the app's queue",
-                       why, fix="ethtool -U %s flow-type tcp4 dst-port PORT action QUEUE" % iface,
-                       fix_kind="manual", subject=iface, data=data)
+                       why, note=NTUPLE_NOTE % iface, fix_kind="manual", subject=iface, data=data,
+                       persist=[persist.manual("ntuple rules are lost at reboot: add the ethtool -U "
+                                               "command to %s as a RUN line" % persist.UDEV_FILE)])
     return Finding("nic.ntuple", "ok", cur, None, why, subject=iface, data=data)
 
 
@@ -238,7 +248,8 @@ def rss(f, iface):
     used = sorted(set(table))
     cur = "%d entries over queues %s (%s)" % (len(table), format_cpulist(used), data["hfunc"] or "?")
     if rings and len(used) < rings:
+        argv = ["ethtool", "-X", iface, "equal", str(rings)]
         return Finding("nic.rss", "info", cur, "all %d queues, unless restricted on purpose" % rings,
-                       why, fix="ethtool -X %s equal %d" % (iface, rings), fix_kind="manual",
-                       subject=iface, data=data)
+                       why, fix=" ".join(argv), fix_kind="manual", subject=iface, data=data,
+                       persist=[persist.udev(f, iface, [argv])])
     return Finding("nic.rss", "ok", cur, None, why, subject=iface, data=data)

@@ -60,10 +60,10 @@ def link(f, iface):
     if link_bps and cur_bps < link_bps:
         best = "%s; the link needs %s" % (cap, rate.fmt_rate(link_bps))
         return Finding("nic.pcie", "crit", cur, best, why,
-                       fix="move the NIC to a slot with enough lanes/generation (lspci -vv: LnkCap vs LnkSta)",
+                       note="move the NIC to a slot with enough lanes/generation (lspci -vv: LnkCap vs LnkSta)",
                        fix_kind="manual", subject=iface, data=data)
     if (max_s and cur_s < max_s) or (max_w and cur_w < max_w):
         return Finding("nic.pcie", "warn", cur + " (below capability)", cap, why,
-                       fix="re-seat the card or use a full-width slot; check lspci -vv LnkSta for 'downgraded'",
+                       note="re-seat the card or use a full-width slot; check lspci -vv LnkSta for 'downgraded'",
                        fix_kind="manual", subject=iface, data=data)
     return Finding("nic.pcie", "ok", cur, cap, why, subject=iface, data=data)

@@ -6,7 +6,7 @@ IRQ is also bad: the softirq steals the application's cycles.
 """
 from __future__ import annotations
 
-from ..model import Finding, by_profile, unknown
+from ..model import Finding, unknown
 from ..procfs import format_cpulist
 
 WHY = ("The application should run on a different core of the same L3 as the IRQ core that "
@@ -21,11 +21,7 @@ def check(facts, iface):
 
 
 def placement(f, iface):
-    offline = [c for c in f.app_cores if c not in f.cpus]
-    if offline:
-        return Finding("placement.app_cores", "crit", "app cores %s are not online CPUs"
-                       % format_cpulist(offline), "online CPUs (%s)" % format_cpulist(f.cpus), WHY,
-                       subject=iface, data={"offline": offline})
+    # --app-cores are online CPUs: the command line checks that before any check runs
     if not f.irqs(iface):
         return unknown("placement.app_cores", "no queue IRQs found for %s" % iface, WHY, subject=iface)
     steered = f.ntuple_queues(iface)
@@ -43,7 +39,9 @@ def placement(f, iface):
     for c in f.app_cores:
         l3 = set(f.l3_of(c) or [c])
         if c in cores:
-            verdict, sev = "same core as an IRQ", by_profile(f.profile, latency="info", default="warn")
+            # what nic.irq_affinity recommends with --app-cores (each core serves its own
+            # queues): worth knowing, since the softirq shares the core's cycles
+            verdict, sev = "same core as an IRQ (its softirq shares this core)", "info"
         elif l3 & set(cores):
             verdict, sev = "shares L3 with IRQ core %s" % format_cpulist(sorted(l3 & set(cores))), "ok"
         elif f.package_of(c) is not None and None not in irq_pkgs and f.package_of(c) not in irq_pkgs:
@@ -60,8 +58,11 @@ def placement(f, iface):
                                      "; ".join("app %s: %s" % kv for kv in per_core.items()))
     rec = ("app on %s (same L3 as the IRQ cores, not the IRQ cores)" % format_cpulist(good) if good
            else "free one core of the IRQ cores' L3 from IRQs and run the app there")
-    if worst == "ok":
-        return Finding("placement.app_cores", "ok", cur, rec, WHY, subject=iface, data=data)
-    return Finding("placement.app_cores", worst, cur, rec, WHY,
-                   fix="taskset -c %s APP  (or move the IRQ: echo CPU > /proc/irq/N/smp_affinity_list)"
-                   % (format_cpulist(good) or "CPUS"), fix_kind="manual", subject=iface, data=data)
+    if worst != "warn":
+        return Finding("placement.app_cores", worst, cur, rec, WHY, subject=iface, data=data)
+    note = ("start the application under `taskset -c %s`, or pin the queue IRQs onto the app cores "
+            "(nic.irq_affinity)" % format_cpulist(good) if good else
+            "pin the queue IRQs onto the app cores (nic.irq_affinity), or move the application "
+            "next to the IRQ cores")
+    return Finding("placement.app_cores", worst, cur, rec, WHY, note=note, fix_kind="manual",
+                   subject=iface, data=data)

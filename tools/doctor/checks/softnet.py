@@ -5,7 +5,7 @@ same counters around a run and is the real test.
 """
 from __future__ import annotations
 
-from .. import procfs
+from .. import persist, procfs
 from ..model import Finding, unknown
 
 # One CPU taking this share of all NET_RX work is "the hot core".
@@ -37,7 +37,9 @@ def drops(f):
     hot = ", ".join("cpu%d" % c for c in sorted(set(dropped) | set(squeezed)))
     return Finding("softnet.drops", "info", cur + " on " + hot, rec, why,
                    fix="sysctl -w net.core.netdev_max_backlog=10000 net.core.netdev_budget=600",
-                   fix_kind="runtime", data=data)
+                   fix_kind="runtime", data=data,
+                   persist=[persist.sysctl([("/proc/sys/net/core/netdev_max_backlog", "10000"),
+                                            ("/proc/sys/net/core/netdev_budget", "600")])])
 
 
 def hot_cpu(per_cpu):

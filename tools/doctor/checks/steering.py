@@ -2,6 +2,7 @@
 IRQ cores, and the software steering RPS/RFS/XPS."""
 from __future__ import annotations
 
+from .. import persist
 from ..model import Action, Finding, by_profile, unknown
 from ..procfs import format_cpulist, format_cpumask, parse_cpulist, parse_cpumask
 
@@ -30,8 +31,8 @@ def irqbalance(f):
         return Finding("irq.irqbalance", "ok", "not running", "stopped", why, data={"pids": []})
     sev = by_profile(f.profile, throughput="warn", latency="warn", default="crit")
     return Finding("irq.irqbalance", sev, "running (pid %s)" % ", ".join(map(str, pids)),
-                   "stopped", why, fix="systemctl stop irqbalance && systemctl disable irqbalance",
-                   fix_kind="manual", data={"pids": pids})
+                   "stopped", why, fix="systemctl disable --now irqbalance",
+                   fix_kind="manual", data={"pids": pids}, persist=[persist.service("irqbalance")])
 
 
 def _rps_state(f, iface):
@@ -66,12 +67,10 @@ def rps(f, iface):
                        % (len(state), len(f.app_cores) or len(f.cpus)), "off", why,
                        subject=iface, data=data)
     sev = "info" if f.profile == "latency" or not f.is_physical(iface) else "warn"
-    paths = [p for _, p, c in state if c is not None]
-    fix = "; ".join("echo %s > %s" % (want, p) for p in paths[:2]) + ("; ..." if len(paths) > 2 else "")
+    acts = [Action("write", path=p, value=want) for _, p, c in state if c is not None]
     return Finding("nic.rps", sev, "off on %d rx queue(s) for %d CPUs" % (len(state), len(f.cpus)),
-                   "rps_cpus=%s (CPUs %s)" % (want, format_cpulist(f.cpus)), why, fix=fix,
-                   fix_kind="runtime", subject=iface, data=data,
-                   actions=[Action("write", path=p, value=want) for p in paths])
+                   "rps_cpus=%s (CPUs %s)" % (want, format_cpulist(f.cpus)), why, fix=_echo_lines(acts),
+                   fix_kind="runtime", subject=iface, data=data, actions=acts)
 
 
 def rfs(f, iface):
@@ -97,9 +96,7 @@ def rfs(f, iface):
     acts += [Action("write", path="%s/%s/queues/%s/rps_flow_cnt" % (NET, iface, q), value=str(per_q))
              for q, c in cnts.items() if not c and c is not None]
     return Finding("nic.rfs", sev, cur, "rps_sock_flow_entries=%d, rps_flow_cnt=%d per queue"
-                   % (RFS_ENTRIES, per_q), why,
-                   fix="echo %d > %s; echo %d > %s/%s/queues/rx-N/rps_flow_cnt"
-                   % (RFS_ENTRIES, entries_path, per_q, NET, iface),
+                   % (RFS_ENTRIES, per_q), why, fix=_echo_lines(acts) or None,
                    fix_kind="runtime", subject=iface, data=data, actions=acts)
 
 
@@ -117,9 +114,27 @@ def xps(f, iface):
     if any(masks.values()):
         cur = "on: " + ", ".join("%s -> %s" % (q, format_cpulist(m)) for q, m in list(masks.items())[:4] if m)
         return Finding("nic.xps", "ok", cur, None, why, subject=iface, data=data)
-    return Finding("nic.xps", "info", "off on %d tx queues" % len(txq), "tx-N -> one CPU each", why,
-                   fix="echo <mask of CPU N> > %s/%s/queues/tx-N/xps_cpus" % (NET, iface),
-                   fix_kind="manual", subject=iface, data=data)
+    per_q = _xps_plan(f, iface, len(txq))
+    acts = [Action("write", path="%s/%s/queues/%s/xps_cpus" % (NET, iface, q), value=format_cpumask(per_q[i]))
+            for i, q in enumerate(txq) if per_q[i] and masks[q] is not None]
+    return Finding("nic.xps", "info", "off on %d tx queues" % len(txq),
+                   "each CPU sends on one queue: " + ", ".join(
+                       "%s -> CPU %s" % (q, format_cpulist(per_q[i])) for i, q in enumerate(txq[:4]) if per_q[i])
+                   + (", ..." if len(txq) > 4 else ""), why, fix=_echo_lines(acts) or None,
+                   fix_kind="runtime", subject=iface, data=data, actions=acts)
+
+
+def _xps_plan(f, iface, ntx):
+    """{tx queue index: [CPUs]}: a CPU that nic.irq_affinity gives queue i sends on
+    tx-i too (its completions stay on that core); the other CPUs round-robin."""
+    targets, _ = irq_targets(f, iface)
+    owner = {}
+    for i in range(ntx):
+        owner.setdefault(targets[i % len(targets)], i)
+    per_q = {i: [] for i in range(ntx)}
+    for n, cpu in enumerate(f.cpus):
+        per_q[owner.get(cpu, n % ntx)].append(cpu)
+    return per_q
 
 
 def _local_cpus(f, iface):
@@ -128,37 +143,72 @@ def _local_cpus(f, iface):
     return local or f.cpus
 
 
+def irq_targets(f, iface):
+    """(CPUs the queues are spread over, what they are): the app cores when
+    given, else the CPUs local to the device, else every online CPU."""
+    if f.app_cores:
+        return list(f.app_cores), "app cores"
+    local = _local_cpus(f, iface)
+    return local, "device-local CPUs" if local != f.cpus else "online CPUs"
+
+
+def _queue_state(f, group):
+    """'spread' (an IRQ allowed on several CPUs), 'split' (the queue's IRQs
+    pinned to different CPUs), or None (one CPU for the whole queue)."""
+    affs = [f.irq_affinity(i["irq"]) for i in group]
+    if any(len(a) > 1 for a in affs):
+        return "spread"
+    if len({a[0] for a in affs if a}) > 1:
+        return "split"
+    return None
+
+
 def irq_affinity(f, iface):
-    why = ("A queue IRQ allowed on many CPUs can land anywhere and move, so the core doing the "
-           "receive work changes between runs; pin queue N to CPU N.")
-    irqs = f.irqs(iface)
-    if not irqs:
+    why = ("A queue IRQ allowed on many CPUs lands anywhere and moves, so the core doing the receive "
+           "work changes between runs; the receive and transmit IRQs of one queue belong on one CPU "
+           "and different queues on different cores.")
+    queues = f.irq_queues(iface)
+    if not queues:
         return unknown("nic.irq_affinity", "no queue IRQs for %s in /proc/interrupts" % iface, why,
                        subject=iface)
-    local = _local_cpus(f, iface)
-    rows, spread, acts = [], [], []
-    for n, irq in enumerate(irqs):
-        aff = f.irq_affinity(irq["irq"])
-        rows.append({"irq": irq["irq"], "name": irq["name"], "queue": irq["queue"],
-                     "affinity": format_cpulist(aff) if aff else None})
-        if len(aff) > 1:
-            spread.append(irq["irq"])
-            want = local[n % len(local)]
-            acts.append(Action("write", path="/proc/irq/%d/smp_affinity_list" % irq["irq"], value=str(want)))
-    data = {"irqs": rows}
-    pinned = sorted({r["affinity"] for r in rows if r["affinity"] and r["irq"] not in spread}, key=str)
-    if not spread:
-        return Finding("nic.irq_affinity", "ok", "%d queue IRQ(s), each pinned to one CPU" % len(rows),
-                       "one CPU per queue IRQ", why, subject=iface, data=data)
-    shown = sorted({r["affinity"] for r in rows if r["irq"] in spread}, key=str)
-    cur = "%d of %d queue IRQs allowed on several CPUs (%s)" % (len(spread), len(rows), "; ".join(
-        str(s) for s in shown[:3]))
-    if pinned:
-        cur += ", others pinned"
-    fix = "; ".join("echo %s > %s" % (a.value, a.path) for a in acts[:2]) + ("; ..." if len(acts) > 2 else "")
-    return Finding("nic.irq_affinity", "warn", cur, "queue N -> one CPU each (queue i on CPU %s)"
-                   % ("local[i]" if len(local) != len(f.cpus) else "i"), why, fix=fix,
+    targets, source = irq_targets(f, iface)
+    rows, qrows, acts, bad = [], [], [], []
+    for n, (queue, group) in enumerate(queues):
+        state = _queue_state(f, group)
+        target = targets[n % len(targets)] if state else None
+        for irq in group:
+            aff = f.irq_affinity(irq["irq"])
+            rows.append({"irq": irq["irq"], "name": irq["name"], "queue": queue, "kind": irq["kind"],
+                         "affinity": format_cpulist(aff) if aff else None})
+            if state and aff != [target]:
+                acts.append(Action("write", path="/proc/irq/%d/smp_affinity_list" % irq["irq"],
+                                   value=str(target)))
+        qrows.append({"queue": queue, "irqs": [i["irq"] for i in group],
+                      "names": [i["name"] for i in group],
+                      "affinity": [format_cpulist(f.irq_affinity(i["irq"])) or None for i in group],
+                      "problem": state, "target": target})
+        if state:
+            bad.append(qrows[-1])
+    data = {"irqs": rows, "queues": qrows, "targets": format_cpulist(targets), "target_source": source}
+    if not bad:
+        return Finding("nic.irq_affinity", "ok", "%d queue(s), each queue's IRQs pinned to one CPU"
+                       % len(qrows), "one CPU per queue", why, subject=iface, data=data)
+    shown = "; ".join("queue %s IRQs %s on %s" % (
+        q["queue"] if q["queue"] is not None else "?", ",".join(map(str, q["irqs"])),
+        "/".join(a or "?" for a in q["affinity"])) for q in bad[:3])
+    cur = "%d of %d queue(s) not on one CPU: %s%s" % (len(bad), len(qrows), shown,
+                                                     "; ..." if len(bad) > 3 else "")
+    plan = ", ".join("queue %s -> CPU %d" % (q["queue"] if q["queue"] is not None else "?", q["target"])
+                     for q in bad[:4]) + (", ..." if len(bad) > 4 else "")
+    rec = "each queue's IRQs on one CPU, queues round-robin over the %s %s: %s" % (
+        source, format_cpulist(targets), plan)
+    return Finding("nic.irq_affinity", "warn", cur, rec, why, fix=_echo_lines(acts),
                    fix_kind="runtime", subject=iface, data=data, actions=acts)
+
+
+def _echo_lines(acts):
+    """The shell form of write Actions, one command per line."""
+    return "\n".join("echo %s > %s" % (a.value, a.path) for a in acts)
 
 
 def irq_l3(f, iface):

@@ -1,7 +1,7 @@
 """Network sysctls: socket buffers, TCP options, backlog, budget, busy polling."""
 from __future__ import annotations
 
-from .. import rate
+from .. import persist, rate
 from ..model import Action, Finding, by_profile, unknown
 
 MiB = 1 << 20
@@ -71,13 +71,15 @@ def timestamps(f):
     if val is None:
         return unknown("sysctl.tcp_timestamps", "cannot read tcp_timestamps", why)
     on = val != 0
-    cur = "%d (%s: MSS %d at MTU 1500, payload limit %s at 100G)" % (
+    cur = "%d (%s: MSS %d at MTU 1500; payload limit at 100G %s with timestamps, %s without)" % (
         val, "on" if on else "off", rate.mss(1500, on),
-        rate.fmt_rate(rate.payload_rate(100e9, 1500, on)))
+        rate.fmt_rate(rate.payload_rate(100e9, 1500, True)),
+        rate.fmt_rate(rate.payload_rate(100e9, 1500, False)))
     sev = "ok" if on else "info"
     return Finding("sysctl.tcp_timestamps", sev, cur, "1 (the default), the same on both ends",
                    why, fix=None if on else "sysctl -w net.ipv4.tcp_timestamps=1",
-                   fix_kind="runtime", data={"value": val})
+                   fix_kind="runtime", data={"value": val},
+                   persist=[] if on else [persist.sysctl([("/proc/sys/net/ipv4/tcp_timestamps", "1")])])
 
 
 def window_scaling(f):
@@ -158,7 +160,9 @@ def busy(f):
                    for n, v in (("busy_poll", poll), ("busy_read", read)) if not v and v is not None]
         return Finding("sysctl.busy_poll", "warn", cur, "busy_poll=busy_read=%d" % BUSY_US, why,
                        fix="sysctl -w net.core.busy_poll=%d net.core.busy_read=%d" % (BUSY_US, BUSY_US),
-                       fix_kind="runtime", data=data, actions=actions)
+                       fix_kind="runtime", data=data, actions=actions,
+                       persist=[persist.sysctl([("/proc/sys/net/core/" + n, str(BUSY_US))
+                                                for n in ("busy_poll", "busy_read")])])
     rec = "0 (or the same on every run and stack compared)"
     sev = "ok" if not poll and not read else "info"
     return Finding("sysctl.busy_poll", sev, cur, rec, why, data=data)
