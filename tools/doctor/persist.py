@@ -34,8 +34,7 @@ HOW = {
     "sysctl.d": "a sysctl.d file, read at every boot: %s" % SYSCTL_FILE,
     "tmpfiles.d": "a tmpfiles.d file, written at every boot by systemd-tmpfiles: %s" % TMPFILES_FILE,
     "udev": "a udev rule that runs ethtool whenever the NIC appears: %s" % UDEV_FILE,
-    "systemd-unit": ("the tern-doctor-steering unit re-applies it at every boot (%s; it finds IRQs "
-                     "by name, since their numbers change between boots)" % STEERING_UNIT),
+    "systemd-unit": "the tern-doctor-steering unit re-applies it at every boot: %s" % STEERING_UNIT,
     "cmdline": ("boot parameter: add it to GRUB_CMDLINE_LINUX in %s, run update-grub "
                 "(grub2-mkconfig -o /boot/grub2/grub.cfg on Fedora/RHEL) and reboot" % GRUB_FILE),
 }

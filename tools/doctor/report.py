@@ -114,7 +114,7 @@ def _details(f, cur_w, width):
         if p["method"] == "cmdline":
             text = "%s (%s)" % (" ".join(p["lines"]), text)
         elif p["file"]:
-            text += "; tern doctor --export writes it"
+            text += " (--export writes it)"
         out += para("reboot", text)
     return out
 
