@@ -9,15 +9,27 @@ seconds=${1:-60}
 [ $# -gt 0 ] && shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${TERN_FUZZ_OUT:-$root/build-fuzz}
-harnesses=${*:-"fuzz_frame fuzz_sequence fuzz_options"}
+harnesses=${*:-"fuzz_frame fuzz_sequence fuzz_options fuzz_resp"}
 mkdir -p "$out"
 cd "$out"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
        -DTERN_USE_BUILTIN_MEM -I$root/include -I$root/src/core"
+kv="$root/apps/common/resp.c $root/apps/common/kv_store.c
+    $root/apps/common/kv_cmd.c $root/apps/common/kv_conn.c"
 for h in $harnesses; do
-    clang $flags "$root/tests/fuzz/$h.c" "$root/tests/fuzz/fuzz_env.c" \
-        "$root"/src/core/*.c "$root"/src/core/*/*.c -o "$out/$h"
-    [ "$h" = fuzz_options ] && seeds=opts_ || seeds=frame_
+    if [ "$h" = fuzz_resp ]; then
+        # shellcheck disable=SC2086
+        clang $flags -I"$root/apps/common" "$root/tests/fuzz/$h.c" $kv \
+            -o "$out/$h"
+    else
+        clang $flags "$root/tests/fuzz/$h.c" "$root/tests/fuzz/fuzz_env.c" \
+            "$root"/src/core/*.c "$root"/src/core/*/*.c -o "$out/$h"
+    fi
+    case $h in
+        fuzz_options) seeds=opts_ ;;
+        fuzz_resp) seeds=resp_ ;;
+        *) seeds=frame_ ;;
+    esac
     corpus=$out/corpus-$h
     if [ ! -d "$corpus" ]; then
         mkdir -p "$corpus"

@@ -87,6 +87,22 @@ def main(out):
         with open(os.path.join(out, "seq_" + name), "wb") as fh:
             fh.write(struct.pack("!BH", 1, len(f)) + f)
             fh.write(struct.pack("!BH", 30, len(f)) + f)
+    # the key-value request harness: [segment size][requests]
+    resp = {
+        "set_get": b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
+                   b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n",
+        "inline": b"PING\r\nSET a 10 EX 5\r\nINCR a\r\nTTL a\r\nMGET a b\r\n",
+        "mixed": b"*5\r\n$4\r\nMSET\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n"
+                 b"$1\r\n2\r\n*3\r\n$6\r\nEXPIRE\r\n$1\r\na\r\n$1\r\n0\r\n"
+                 b"*1\r\n$4\r\nINFO\r\n*2\r\n$3\r\nDEL\r\n$1\r\nb\r\n",
+        "set_opts": b"*6\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$2\r\nPX\r\n"
+                    b"$3\r\n100\r\n$2\r\nNX\r\n*1\r\n$6\r\nDBSIZE\r\n",
+    }
+    for name, r in resp.items():
+        for piece in (0, 1, 7):
+            with open(os.path.join(out, "resp_%s_%d" % (name, piece)),
+                      "wb") as fh:
+                fh.write(bytes([piece]) + r)
 
 
 if __name__ == "__main__":

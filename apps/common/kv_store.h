@@ -1,0 +1,102 @@
+/* kv_store.h - the key-value table of tern-kv and kern-kv: one table shared
+ * by every core, split into lock stripes.
+ *
+ * Why shared and striped: a Redis client connects once and then names any
+ * key, and the NIC (or the software steering) places its connection on a
+ * core by its addresses, not by the keys it will use. Keys owned by cores
+ * would need every request forwarded to the owner and the reply sent back
+ * (a cross-core hand-over per request, both ways). A shared table costs one
+ * uncontended lock per command instead, and two cores collide only when
+ * they touch the same stripe at the same moment (1 in KV_STRIPES for
+ * random keys).
+ *
+ * Each stripe is a chained hash table that doubles as it fills. Expiry is
+ * lazy (an expired key found by a lookup is removed) plus kv_sweep, which a
+ * server loop calls now and then to free keys nobody asks for. The memory
+ * bound counts every entry (header, key, value) and every bucket array; a
+ * write that would pass it fails (the server replies -OOM: the "noeviction"
+ * policy, Redis's default). */
+#ifndef APPS_KV_STORE_H
+#define APPS_KV_STORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KV_STRIPES 256                  /* a power of two */
+
+typedef struct kv_entry {
+    struct kv_entry *next;
+    uint64_t hash;
+    int64_t expire_ms;                  /* 0: never */
+    uint32_t klen, vlen;
+    char data[];                        /* the key, then the value */
+} kv_entry;
+
+static inline const char *kv_key(const kv_entry *e) { return e->data; }
+static inline const char *kv_val(const kv_entry *e)
+{
+    return e->data + e->klen;
+}
+
+typedef struct kv_stripe {
+    atomic_int lock;
+    uint32_t mask;                      /* buckets - 1 */
+    uint32_t count;
+    kv_entry **slot;
+} __attribute__((aligned(64))) kv_stripe;
+
+typedef struct kv_store {
+    kv_stripe stripe[KV_STRIPES];
+    uint64_t seed;                      /* random: no chosen collisions */
+    uint64_t maxmemory;                 /* 0: no bound */
+    _Atomic uint64_t used;              /* bytes counted against it */
+    _Atomic uint64_t keys;
+    _Atomic uint64_t expires;           /* keys with a time to live */
+    _Atomic uint64_t expired;           /* keys removed by expiry */
+    _Atomic uint64_t oom;               /* writes refused by the bound */
+} kv_store;
+
+/* Allocate an empty store; NULL when out of memory. */
+kv_store *kv_store_new(uint64_t maxmemory);
+void kv_store_free(kv_store *s);
+
+uint64_t kv_hash(const kv_store *s, const char *k, size_t n);
+
+/* Every operation below runs between kv_lock and kv_unlock of the key's
+ * stripe; entries found stay valid until kv_unlock. */
+kv_stripe *kv_lock(kv_store *s, uint64_t h);
+void kv_unlock(kv_stripe *st);
+
+/* The live entry of key k (an expired one is removed), or NULL. */
+kv_entry *kv_find(kv_store *s, kv_stripe *st, const char *k, size_t kl,
+                  uint64_t h, int64_t now_ms);
+/* Set k to v (replacing any entry) with expiry expire_ms (0: none).
+ * Returns the new entry, or NULL when the memory bound or malloc refused
+ * (the old value is then kept). */
+kv_entry *kv_put(kv_store *s, kv_stripe *st, const char *k, size_t kl,
+                 uint64_t h, const char *v, size_t vl, int64_t expire_ms);
+/* Remove k; true if it was there (and alive). */
+bool kv_del(kv_store *s, kv_stripe *st, const char *k, size_t kl, uint64_t h,
+            int64_t now_ms);
+/* Change e's expiry (0: none). */
+void kv_set_expire(kv_store *s, kv_entry *e, int64_t expire_ms);
+
+/* Remove every key (takes each stripe's lock in turn). */
+void kv_flush(kv_store *s);
+/* Remove expired keys from `stripes` stripes starting at *cursor (which
+ * moves on); returns how many were removed. Takes the locks itself. */
+unsigned kv_sweep(kv_store *s, unsigned *cursor, unsigned stripes,
+                  int64_t now_ms);
+
+static inline uint64_t kv_keys(kv_store *s)
+{
+    return atomic_load_explicit(&s->keys, memory_order_relaxed);
+}
+static inline uint64_t kv_used(kv_store *s)
+{
+    return atomic_load_explicit(&s->used, memory_order_relaxed);
+}
+
+#endif
