@@ -3,9 +3,10 @@ go to one CPU, queues round-robin over the app cores (else the online CPUs), and
 the fix, the JSON and what --apply writes say the same thing."""
 import os
 import re
+import shutil
 import unittest
 
-from helpers import doctor_json, fixture, fixture_copy, one, run_doctor
+from helpers import doctor_json, fixture, fixture_copy, internal_errors, one, run_doctor
 
 # fixture: (interface, {queue: [IRQ names]}, IRQs that carry no queue)
 HOSTS = {
@@ -114,6 +115,16 @@ class NamingSchemes(unittest.TestCase):
         _, doc, _ = doctor_json("--root", root, "--probe-seconds", "0")
         aff = one(self, doc, "nic.irq_affinity", "eth0")
         self.assertEqual((aff["severity"], aff["fix"]), ("ok", None))
+
+
+    def test_no_cpu_list(self):
+        """Without sys/devices/system/cpu there is nothing to spread over: unknown, no crash."""
+        root = fixture_copy(self, "virtio_kvm")
+        shutil.rmtree(os.path.join(root, "sys/devices/system/cpu"))
+        _, doc, _ = doctor_json("--root", root, "--probe-seconds", "0")
+        self.assertEqual(internal_errors(doc), [])
+        self.assertEqual(one(self, doc, "nic.irq_affinity", "eth0")["severity"], "unknown")
+        self.assertIsNone(one(self, doc, "nic.xps", "eth0")["fix"])
 
 
 class ApplyPinsWhatTheFixSays(unittest.TestCase):

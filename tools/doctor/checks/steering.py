@@ -129,7 +129,7 @@ def _xps_plan(f, iface, ntx):
     tx-i too (its completions stay on that core); the other CPUs round-robin."""
     targets, _ = irq_targets(f, iface)
     owner = {}
-    for i in range(ntx):
+    for i in range(ntx if targets else 0):
         owner.setdefault(targets[i % len(targets)], i)
     per_q = {i: [] for i in range(ntx)}
     for n, cpu in enumerate(f.cpus):
@@ -172,6 +172,9 @@ def irq_affinity(f, iface):
         return unknown("nic.irq_affinity", "no queue IRQs for %s in /proc/interrupts" % iface, why,
                        subject=iface)
     targets, source = irq_targets(f, iface)
+    if not targets:
+        return unknown("nic.irq_affinity", "no online CPU list (%s/online) to spread the queues over"
+                       % "/sys/devices/system/cpu", why, subject=iface)
     rows, qrows, acts, bad = [], [], [], []
     for n, (queue, group) in enumerate(queues):
         state = _queue_state(f, group)
