@@ -196,8 +196,9 @@ def irq_affinity(f, iface):
     if not bad:
         return Finding("nic.irq_affinity", "ok", "%d queue(s), each queue's IRQs pinned to one CPU"
                        % len(qrows), "one CPU per queue", why, subject=iface, data=data)
-    shown = "; ".join("queue %s IRQs %s on %s" % (
-        q["queue"] if q["queue"] is not None else "?", ",".join(map(str, q["irqs"])),
+    shown = "; ".join("queue %s IRQ%s %s on %s" % (
+        q["queue"] if q["queue"] is not None else "?", "s" if len(q["irqs"]) > 1 else "",
+        ",".join(map(str, q["irqs"])),
         "/".join(a or "?" for a in q["affinity"])) for q in bad[:3])
     cur = "%d of %d queue(s) not on one CPU: %s%s" % (len(bad), len(qrows), shown,
                                                      "; ..." if len(bad) > 3 else "")
