@@ -27,6 +27,7 @@ typedef struct kconn {
     bytebuf out;            /* replies not sent yet */
     bool writing;           /* waiting for EPOLLOUT, not reading */
     bool paused;            /* kv.in may hold requests to serve */
+    bool shut;              /* FIN sent after QUIT or an error */
 } kconn;
 
 typedef struct kthread {
@@ -72,6 +73,17 @@ static bool conn_flush(kthread *t, kconn *c)
     return true;
 }
 
+/* After QUIT or a protocol error, once the replies are out: send FIN
+ * but read (and drop) until the client's, so its unread input cannot
+ * turn our close into a reset that destroys the error reply. */
+static void maybe_shut(kconn *c)
+{
+    if (c->kv.closing && !c->out.len && !c->shut) {
+        c->shut = true;
+        shutdown(c->fd, SHUT_WR);
+    }
+}
+
 /* Serve (new input or, with n == 0, the kept requests) and send. Returns
  * false once the connection is closed. */
 static bool conn_serve(kthread *t, kconn *c, const char *d, size_t n)
@@ -80,10 +92,11 @@ static bool conn_serve(kthread *t, kconn *c, const char *d, size_t n)
     int r = kv_conn_input(&c->kv, t->cx, d, n, &c->out);
     c->paused = r == KV_PAUSED;
     kv_count(&t->cx->bytes_out, c->out.len - before);
-    if (!conn_flush(t, c) || (r == KV_CLOSE && !c->out.len)) {
+    if (!conn_flush(t, c)) {
         conn_close(t, c);
         return false;
     }
+    maybe_shut(c);
     return true;
 }
 
@@ -117,8 +130,7 @@ static void on_conn(kthread *t, kconn *c, char *buf)
         while (!c->writing && c->paused)
             if (!conn_serve(t, c, NULL, 0))
                 return;
-        if (!c->writing && c->kv.closing)
-            conn_close(t, c);
+        maybe_shut(c);
         return;
     }
     ssize_t n = recv(c->fd, buf, RECV_BUF, 0);

@@ -25,6 +25,7 @@ typedef struct kvc {
     size_t held;            /* input bytes not yet reported consumed */
     bool paused;            /* kv.in may hold requests to serve */
     bool fin;               /* the peer sent FIN */
+    bool shut;              /* we sent ours (after QUIT or an error) */
     kv_ctx *cx;
     rt_core *core;
 } kvc;
@@ -50,11 +51,20 @@ static void transmit(tern_stack *st, tern_conn *c, kvc *k, const bytebuf *b)
         tern_tcp_abort(st, c);
 }
 
-/* Close once the replies are out and no kept request waits. */
+/* Once the replies are out and no kept request waits: after QUIT or a
+ * protocol error send FIN but keep reading (and dropping) until the
+ * client's, so its unread input cannot turn our close into a reset that
+ * destroys the error reply; after the client's FIN, close. */
 static void maybe_close(tern_stack *st, tern_conn *c, kvc *k)
 {
-    if ((k->kv.closing || k->fin) && !k->out.len && !k->paused)
+    if (k->out.len || k->paused)
+        return;
+    if (k->fin) {
         tern_tcp_close(st, c);
+    } else if (k->kv.closing && !k->shut) {
+        k->shut = true;
+        tern_tcp_shutdown(st, c);
+    }
 }
 
 static void *srv_accepted(tern_stack *st, tern_conn *c, void *lu)
