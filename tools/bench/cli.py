@@ -38,6 +38,7 @@ subcommands:
   tern bench validate FILE.json   check a result document's shape
   tern bench report FILE.json     rewrite FILE.md and the plots from FILE.json
   tern bench scaling [--links mem,memif]   1 -> 2 cores (--help)
+  tern bench kv                   tern-kv, kern-kv, redis-server (--help)
 """ % ", ".join(s.name for s in stacks.ALL)
 
 
@@ -462,6 +463,9 @@ def main(argv):
     if argv and argv[0] == "scaling":
         from . import scaling
         return scaling.main(argv[1:])
+    if argv and argv[0] == "kv":
+        from . import kv
+        return kv.main(argv[1:])
     p = parser()
     a = p.parse_args(argv)   # exits 2 on a bad flag
     a.argv = list(argv)

@@ -1,0 +1,322 @@
+"""tern bench kv: the key-value servers against redis-server, measured by
+redis-benchmark over veth test hosts.
+
+    tools/tern bench kv [--quick] [--requests N] [--repeat N] [--stacks LIST]
+
+Stacks: tern-afxdp and tern-afpacket (tern-kv on that driver, --poll block
+and, as tern-afxdp-busy, --poll busy), kern (kern-kv) and redis (Debian's
+redis-server, persistence off). Each server runs alone, pinned to the last
+CPU; redis-benchmark is pinned to CPU 0 in the other namespace. For each
+depth (-P 1 and 16, 50 connections) and test (SET, GET, 3-byte values,
+one key) it runs --repeat times after one warm-up and keeps the median
+requests/s, and the requests per busy CPU-second of the server process
+(its user + system time over the run, from /proc/<pid>/stat; time the
+kernel spends for it in softirq on other CPUs is not in it).
+
+Writes <out>/<stem>-kv.json, .md and .png (default out bench/results,
+stem <date>-<host>). Exit 0 when every point ran, 1 when one failed, 2 on
+bad flags."""
+import argparse
+import datetime
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+PORT = 6379
+STACKS = ["tern-afxdp", "tern-afxdp-busy", "tern-afpacket", "kern", "redis"]
+DEPTHS = [1, 16]
+TESTS = ["set", "get"]
+CONNS = 50
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="tern bench kv", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true",
+                   help="smoke mode: 20000 requests at depth 1, one measured run")
+    p.add_argument("--requests", type=int, metavar="N",
+                   help="requests per run at depth 1 (default 100000; depth 16 runs "
+                        "8 times as many)")
+    p.add_argument("--repeat", type=int, metavar="N",
+                   help="measured runs per point after the warm-up (default 3)")
+    p.add_argument("--stacks", metavar="LIST", default=",".join(STACKS),
+                   help="comma-separated, from %s" % ",".join(STACKS))
+    p.add_argument("--build-dir", metavar="DIR", default=os.path.join(REPO, "build"))
+    p.add_argument("--out", metavar="DIR", default=os.path.join(REPO, "bench", "results"))
+    p.add_argument("--name", metavar="STEM", help="file name stem (default <date>-<host>)")
+    p.add_argument("--quiet", action="store_true", help="no progress lines")
+    return p
+
+
+def note(a, msg):
+    if not a.quiet:
+        sys.stderr.write("[bench kv %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+        sys.stderr.flush()
+
+
+def proc_cpu(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        rest = f.read().rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return [float(x) for x in f.read().split()[:3]]
+
+
+class Server:
+    """One server under test in its namespace, pinned to `cpu`."""
+
+    def __init__(self, stack, hosts, bin_dir, cpu):
+        self.stack = stack
+        self.hosts = hosts
+        e = hosts.env
+        if stack == "redis":
+            argv = ["redis-server", "--port", str(PORT), "--bind", e["IP_T"], "--save", "",
+                    "--appendonly", "no", "--protected-mode", "no"]
+            argv = ["taskset", "-c", str(cpu)] + argv
+        elif stack == "kern":
+            argv = [os.path.join(bin_dir, "kern-kv"), "--cores", str(cpu), "--port", str(PORT)]
+        else:
+            drv = stack.split("-")[1]
+            argv = [os.path.join(bin_dir, "tern-kv"), "--driver", drv, "--iface", e["IF_T"],
+                    "--cores", str(cpu), "--port", str(PORT), "--poll",
+                    "busy" if stack.endswith("-busy") else "block"]
+        self.argv = argv
+        self.p = subprocess.Popen(hosts.in_ns("t", argv), stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.PIPE)
+        end = time.time() + 20
+        while time.time() < end:
+            if self.p.poll() is not None:
+                raise RuntimeError("%s exited: %s" % (stack, self.p.stderr.read().decode()[-300:]))
+            r = subprocess.run(hosts.in_ns("k", ["redis-cli", "-h", e["IP_T"], "-p", str(PORT),
+                                                 "PING"]), capture_output=True, text=True)
+            if r.stdout.strip() == "PONG":
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("%s did not answer PING within 20 s" % stack)
+
+    def cpu(self):
+        return proc_cpu(self.p.pid)
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.send_signal(2)
+            try:
+                self.p.wait(15)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+
+
+def bench_once(server, test, depth, n, client_cpu):
+    """One redis-benchmark run: (requests/s, server CPU-seconds)."""
+    e = server.hosts.env
+    argv = ["taskset", "-c", str(client_cpu), "redis-benchmark", "-h", e["IP_T"], "-p",
+            str(PORT), "-c", str(CONNS), "-P", str(depth), "-n", str(n), "-t", test, "--csv"]
+    c0 = server.cpu()
+    r = subprocess.run(server.hosts.in_ns("k", argv), capture_output=True, text=True,
+                       timeout=300)
+    cpu = server.cpu() - c0
+    if r.returncode != 0:
+        raise RuntimeError("redis-benchmark: %s" % (r.stderr or r.stdout).strip()[-200:])
+    for line in r.stdout.splitlines():
+        f = [x.strip('"') for x in line.split(",")]
+        if len(f) > 1 and f[0].upper() == test.upper():
+            return float(f[1]), cpu
+    raise RuntimeError("redis-benchmark printed no %s line: %r" % (test, r.stdout[-200:]))
+
+
+def run_stack(a, stack, hosts, cpus, points):
+    server = Server(stack, hosts, a.bin_dir, cpus[-1])
+    try:
+        for depth in DEPTHS:
+            n = a.requests_n * (8 if depth > 1 else 1)
+            for test in TESTS:
+                pt = {"stack": stack, "depth": depth, "test": test, "requests": n,
+                      "conns": CONNS, "runs": [], "status": "ok"}
+                try:
+                    bench_once(server, test, depth, max(n // 5, 1000), cpus[0])  # warm-up
+                    for _ in range(a.repeat_n):
+                        rps, cpu = bench_once(server, test, depth, n, cpus[0])
+                        pt["runs"].append({"rps": rps, "server_cpu_s": cpu})
+                    pt["rps"] = statistics.median(r["rps"] for r in pt["runs"])
+                    per_cpu = [n / r["server_cpu_s"] for r in pt["runs"] if r["server_cpu_s"] > 0]
+                    pt["requests_per_cpu_s"] = statistics.median(per_cpu) if per_cpu else None
+                    note(a, "%-16s -P %-2d %s: %.0f requests/s, %s requests per server "
+                         "CPU-second" % (stack, depth, test.upper(), pt["rps"],
+                                         "%.0f" % pt["requests_per_cpu_s"]
+                                         if pt["requests_per_cpu_s"] else "-"))
+                except (RuntimeError, subprocess.TimeoutExpired) as e:
+                    pt["status"] = "failed"
+                    pt["reason"] = str(e)
+                    note(a, "%s -P %d %s FAILED: %s" % (stack, depth, test, e))
+                points.append(pt)
+    finally:
+        server.stop()
+
+
+def ratio(points, stack, peer, depth, test, key="rps"):
+    def get(s):
+        for p in points:
+            if (p["stack"], p["depth"], p["test"]) == (s, depth, test) and p.get(key):
+                return p[key]
+        return None
+    x, y = get(stack), get(peer)
+    return x / y if x and y else None
+
+
+def markdown(doc):
+    pts = doc["points"]
+    out = ["# tern bench kv: %s" % doc["generated_at"], "",
+           "redis-benchmark -c %d, 3-byte values, one key; server pinned to CPU %s, client "
+           "to CPU %s; median of %d runs after a warm-up. Load average at start %s, at end "
+           "%s. Commit %s." % (CONNS, doc["conditions"]["server_cpu"],
+                               doc["conditions"]["client_cpu"], doc["conditions"]["repeat"],
+                               doc["conditions"]["loadavg_start"],
+                               doc["conditions"]["loadavg_end"], doc["git"]), "",
+           "| stack | depth | test | requests/s | requests per server CPU-second | vs redis |",
+           "|---|---|---|---|---|---|"]
+    for p in pts:
+        if p["status"] != "ok":
+            out.append("| %s | %d | %s | failed: %s | | |" % (p["stack"], p["depth"],
+                                                            p["test"].upper(), p["reason"]))
+            continue
+        r = ratio(pts, p["stack"], "redis", p["depth"], p["test"])
+        out.append("| %s | %d | %s | %.0f | %s | %s |" % (
+            p["stack"], p["depth"], p["test"].upper(), p["rps"],
+            "%.0f" % p["requests_per_cpu_s"] if p.get("requests_per_cpu_s") else "-",
+            "%.2fx" % r if r else "-"))
+    out += ["", "Plot: %s" % os.path.basename(doc["outputs"]["png"]), ""]
+    return "\n".join(out)
+
+
+def plot(doc, png):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    pts = [p for p in doc["points"] if p["status"] == "ok"]
+    stacks = [s for s in STACKS if any(p["stack"] == s for p in pts)]
+    groups = [(d, t) for d in DEPTHS for t in TESTS]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, key, title in ((axes[0], "rps", "requests/s"),
+                           (axes[1], "requests_per_cpu_s", "requests per server CPU-second")):
+        w = 0.8 / max(1, len(stacks))
+        for i, s in enumerate(stacks):
+            ys = []
+            for d, t in groups:
+                v = [p.get(key) for p in pts if (p["stack"], p["depth"], p["test"]) == (s, d, t)]
+                ys.append(v[0] if v and v[0] else 0)
+            ax.bar([g + i * w for g in range(len(groups))], ys, w, label=s)
+        ax.set_xticks([g + 0.4 - w / 2 for g in range(len(groups))])
+        ax.set_xticklabels(["-P %d %s" % (d, t.upper()) for d, t in groups])
+        ax.set_title(title)
+    axes[0].legend(fontsize=8)
+    fig.suptitle("redis-benchmark -c %d over veth; server on 1 CPU, client on another"
+                 % CONNS)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+
+
+def make_plot(doc, jpath, png):
+    try:
+        import matplotlib  # noqa: F401
+        plot(doc, png)
+        return None
+    except ImportError:
+        pass
+    r = subprocess.run(["/usr/bin/python3", os.path.realpath(__file__), "plot", jpath, png],
+                       capture_output=True, text=True)
+    return None if r.returncode == 0 else "plot failed: %s" % r.stderr.strip()[-200:]
+
+
+def main(argv):
+    p = parser()
+    a = p.parse_args(argv)
+    a.requests_n = a.requests or (20000 if a.quick else 100000)
+    a.repeat_n = a.repeat or (1 if a.quick else 3)
+    stacks = [s for s in a.stacks.split(",") if s]
+    bad = [s for s in stacks if s not in STACKS]
+    if bad or a.requests_n < 1000 or not 1 <= a.repeat_n <= 50:
+        p.print_usage(sys.stderr)
+        sys.stderr.write("tern bench kv: error: %s\n" % (
+            "unknown stacks %s" % bad if bad else "--requests >= 1000, --repeat 1..50"))
+        return 2
+    a.bin_dir = os.path.join(os.path.abspath(a.build_dir), "bin")
+    if os.geteuid() != 0:
+        sys.stderr.write("tern bench kv: needs root (network namespaces)\n")
+        return 1
+    for tool in ("redis-benchmark", "redis-cli") + (("redis-server",) if "redis" in stacks
+                                                     else ()):
+        if subprocess.run(["sh", "-c", "command -v " + tool], capture_output=True).returncode:
+            sys.stderr.write("tern bench kv: %s not found (scripts/deps.sh installs it)\n"
+                             % tool)
+            return 1
+    sys.path.insert(0, os.path.dirname(HERE))
+    from bench import netns
+    with open("/sys/devices/system/cpu/online") as f:
+        online = f.read().strip()
+    cpus = sorted(os.sched_getaffinity(0))
+    doc = {"generated_at": datetime.datetime.now(datetime.timezone.utc).strftime(
+               "%Y-%m-%dT%H:%M:%SZ"),
+           "command_line": ["tools/tern", "bench", "kv"] + list(argv),
+           "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                 capture_output=True, text=True).stdout.strip(),
+           "conditions": {"server_cpu": cpus[-1], "client_cpu": cpus[0], "cpus_online": online,
+                          "repeat": a.repeat_n, "conns": CONNS, "value_bytes": 3,
+                          "loadavg_start": loadavg()},
+           "points": [], "outputs": {}}
+    hosts = {}
+    try:
+        for s in stacks:
+            kind = "kern" if s in ("kern", "redis") else "tern"
+            if kind not in hosts:
+                h = netns.Hosts("tbkv%d%s" % (os.getpid() % 10000, kind[0]),
+                                kernel_address_on_t=kind == "kern")
+                hosts[kind] = h.up()
+            note(a, "%s: starting" % s)
+            try:
+                run_stack(a, s, hosts[kind], cpus, doc["points"])
+            except RuntimeError as e:
+                for d in DEPTHS:
+                    for t in TESTS:
+                        doc["points"].append({"stack": s, "depth": d, "test": t,
+                                              "status": "failed", "reason": str(e)})
+                note(a, "%s FAILED: %s" % (s, e))
+    finally:
+        for h in hosts.values():
+            h.down()
+    doc["conditions"]["loadavg_end"] = loadavg()
+    for s in stacks:
+        if s != "redis":
+            doc.setdefault("vs_redis_depth1", {})[s] = {
+                t: ratio(doc["points"], s, "redis", 1, t) for t in TESTS}
+    os.makedirs(a.out, exist_ok=True)
+    stem = a.name or "%s-%s" % (datetime.date.today().isoformat(), socket.gethostname())
+    base = os.path.join(a.out, stem + "-kv")
+    doc["outputs"] = {"json": base + ".json", "markdown": base + ".md", "png": base + ".png"}
+    with open(base + ".json", "w") as f:
+        json.dump(doc, f, indent=1)
+    err = make_plot(doc, base + ".json", base + ".png")
+    if err:
+        doc["outputs"]["plot_error"] = err
+        note(a, err)
+    with open(base + ".md", "w") as f:
+        f.write(markdown(doc))
+    with open(base + ".json", "w") as f:
+        json.dump(doc, f, indent=1)
+    note(a, "wrote %s.json, .md and .png" % base)
+    return 1 if any(p["status"] != "ok" for p in doc["points"]) else 0
+
+
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "plot":
+    with open(sys.argv[2]) as fh:
+        plot(json.load(fh), sys.argv[3])
