@@ -5,8 +5,9 @@
 # "k" with the clients, joined by a veth pair to a namespace "t"). On one,
 # tern-httpd owns the t end through AF_XDP (afpacket if AF_XDP fails); on
 # the other, kern-httpd serves from the kernel of the t end. curl fetches a
-# page from each, wrk loads each for a few seconds, and a table compares
-# requests/s and latency. Everything is torn down on exit.
+# page from each, wrk loads each for a few seconds, then redis-benchmark
+# loads tern-kv (network a) and redis-server (network b), and a table
+# compares requests/s and latency. Everything is torn down on exit.
 #
 # Without root (no namespaces) the same comparison runs in-process: tern
 # over the mem driver against the kernel over loopback.
@@ -193,5 +194,52 @@ else
     row "tern-httpd (no driver worked)" "-" "-" "-"
 fi
 load "kern-httpd kernel (wrk)" "$B_K" "$B_IP"
+
+# ---- key-value: redis-benchmark against tern-kv and redis-server ----------
+# tern-kv takes network a's interface from tern-httpd; redis-server (the
+# server people would pick) runs on network b's kernel, pinned to the same
+# CPU 1. One key, 3-byte values, 50 connections, no pipelining.
+KV_N=${DEMO_KV_REQUESTS:-30000}
+kv_bench() {  # label ns ip
+    ip netns exec "$2" taskset -c 0 redis-benchmark -h "$3" -c 50 -n "$KV_N" \
+        -t set,get --csv >"$TMP/kv.csv" 2>&1
+    for t in SET GET; do
+        set -- "$1" $(awk -F'","' -v t="\"$t" '$1 == t {printf "%.0f %sms %sms", $2, $5, $7}' \
+            "$TMP/kv.csv")
+        row "$1 ($t)" "${2:--}" "${3:--}" "${4:--}"
+    done
+}
+kv_up() {  # ns ip -> 0 once it answers PING (~5 s)
+    i=0
+    while [ $i -lt 25 ]; do
+        [ "$(ip netns exec "$1" redis-cli -h "$2" PING 2>/dev/null)" = PONG ] && return 0
+        i=$((i + 1))
+        sleep 0.2
+    done
+    return 1
+}
+if ! command -v redis-benchmark >/dev/null 2>&1 || ! command -v redis-server >/dev/null 2>&1; then
+    say "redis-benchmark or redis-server missing (scripts/deps.sh): no key-value comparison"
+elif [ -n "$TERN_DRV" ]; then
+    kill -INT "$TERN_PID" 2>/dev/null
+    wait "$TERN_PID" 2>/dev/null
+    ip netns exec "$A_T" "$BIN/tern-kv" --driver "$TERN_DRV" --iface "$A_IF" \
+        --ip "$A_IP/24" --cores 1 >/dev/null 2>"$TMP/kv.err" &
+    PIDS="$PIDS $!"
+    ip netns exec "$B_T" taskset -c 1 redis-server --bind "$B_IP" --save "" \
+        --appendonly no --protected-mode no >/dev/null 2>&1 &
+    PIDS="$PIDS $!"
+    say "redis-benchmark: 50 connections, $KV_N requests per test, client on CPU 0, servers on CPU 1"
+    if kv_up "$A_K" "$A_IP"; then
+        kv_bench "tern-kv $TERN_DRV" "$A_K" "$A_IP"
+    else
+        say "tern-kv did not answer: $(tail -n 1 "$TMP/kv.err")"
+    fi
+    if kv_up "$B_K" "$B_IP"; then
+        kv_bench "redis-server kernel" "$B_K" "$B_IP"
+    else
+        say "redis-server did not answer"
+    fi
+fi
 print_table
 exit 0
