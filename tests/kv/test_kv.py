@@ -19,7 +19,8 @@ expect is what Redis does.
     error reply and then a closed connection), a client sending one byte
     per segment (answered as usual), a client that never reads its
     replies (the server's memory stays bounded and others are served);
-  - --maxmemory: writes get -OOM at the bound, DEL makes room again.
+  - --maxmemory: writes get -OOM at the bound, DEL makes room again;
+  - two cores on one table: INCRs from 50 connections add up exactly.
 
 Needs root and network namespaces (else exit 77 = ctest SKIP). Behaviour
 only, never speed; every client has a time bound, so a stall fails. Hosts
@@ -99,7 +100,7 @@ class KV(unittest.TestCase):
                     "--json"] + list(flags)
         p = Proc(h.ns_t, argv)
         if DRIVER in ("kernel", "redis"):
-            up = it.wait_listen(h.ns_t, PORT)
+            up = it.wait_listen(h.ns_t, PORT) and p.p.poll() is None
         else:
             up = it.wait_ping(h.ns_k, h.ip_t, proc=p)
         if not up:
@@ -244,6 +245,34 @@ class KV(unittest.TestCase):
             % (got["stored"], got["error"]))
         self.assertGreater(got["stored"], 10)
         self.assertLessEqual(got["stored"], 41)
+
+    def test_10_two_cores(self):
+        """Two cores share one table: INCRs of one key from 50 connections
+        spread over both cores add up exactly (tern: --steer spreads them
+        on these one-queue hosts; kern-kv: SO_REUSEPORT)."""
+        self.ours_only()
+        if CPUS < 2:
+            self.skipTest("one CPU")
+        self.stop_server()
+        flags = ["--cores", "0,1"] + ([] if DRIVER == "kernel"
+                                      else ["--steer"])
+        type(self).server = self.start_server(*flags)
+        h = self.hosts
+        n = 20000
+        r = subprocess.run(["ip", "netns", "exec", h.ns_k, "redis-benchmark",
+                            "-h", h.ip_t, "-p", str(PORT), "-q", "-c", "50",
+                            "-P", "4", "-n", str(n), "-t", "incr"],
+                           capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.cli("GET", "counter:__rand_int__"), str(n))
+        rep = self.stop_server()
+        self.assertIsNotNone(rep, "no report from the server")
+        if DRIVER != "kernel":
+            opens = [c["passive_opens"] for c in rep["per_core"].values()]
+            log("connections per core: %s" % opens)
+            self.assertEqual(len(opens), 2)
+            self.assertTrue(all(o > 0 for o in opens),
+                            "one core served every connection: %s" % opens)
 
 
 def main():
