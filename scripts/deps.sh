@@ -7,7 +7,7 @@ set -eu
 PACKAGES="build-essential cmake ninja-build pkg-config clang lld llvm
 libclang-rt-14-dev libcmocka-dev libbpf-dev libxdp-dev xdp-tools libpcap-dev
 tcpdump python3 python3-scapy curl wrk iperf3 nftables ethtool iproute2 iputils-ping
-netcat-openbsd valgrind dpdk-dev libdpdk-dev python3-matplotlib procps
+netcat-openbsd valgrind liblwip-dev dpdk-dev libdpdk-dev python3-matplotlib procps
 redis-server redis-tools python3-redis"
 
 missing=""

@@ -33,6 +33,7 @@ typedef struct bulk_opts {
     uint64_t conns;
     int verify;             /* VERIFY_* */
     bool once;              /* server: exit after --conns streams */
+    bool app_sum;           /* tern: payload sums from the app (shortcut) */
     bool server;
     const char *client;
     bool verify_seen, conns_seen, port_seen;

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "clock.h"
 #include "pattern.h"
 #include "results.h"
 
@@ -92,12 +93,17 @@ uint64_t bulk_share(uint64_t bytes, uint64_t conns, uint64_t j)
     return bytes / conns + (j < bytes % conns);
 }
 
+static double total_secs(const bulk_total *t)
+{
+    return t->t_last > t->t_first ? (double)(t->t_last - t->t_first) / 1e9
+                                  : 0.0;
+}
+
 bool bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
                  unsigned mtu, bool timestamps)
 {
     static const char *names[] = {"none", "pattern", "hash"};
-    double secs = t->t_last > t->t_first
-                      ? (double)(t->t_last - t->t_first) / 1e9 : 0.0;
+    double secs = total_secs(t);
     double gbps = secs > 0 ? (double)t->bytes * 8 / secs / 1e9 : 0.0;
     rep_u64(r, "bytes", t->bytes);
     rep_u64(r, "streams", t->streams);
@@ -123,4 +129,20 @@ bool bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
         rep_str(r, "sha256", all);
     }
     return verified;
+}
+
+void bulk_report_gen(report *r, const bulk_total *t, uint64_t gen_ns,
+                     unsigned threads)
+{
+    double gen = (double)gen_ns / 1e9, secs = total_secs(t);
+    rep_f(r, "gen_s", gen, 4);
+    rep_f(r, "gen_pct", secs > 0 && threads ? 100 * gen / (secs * threads) : 0,
+          1);
+}
+
+void bulk_fill_timed(uint8_t *dst, uint64_t off, size_t len, uint64_t *ns)
+{
+    uint64_t t0 = now_ns();
+    pattern_fill(dst, off, len);
+    *ns += now_ns() - t0;
 }

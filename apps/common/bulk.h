@@ -80,4 +80,14 @@ uint64_t bulk_share(uint64_t bytes, uint64_t conns, uint64_t j);
 bool bulk_report(report *r, const bulk_total *t, int verify, double link_bps,
                  unsigned mtu, bool timestamps);
 
+/* The sender's cost of writing the payload: gen_s (seconds spent in the
+ * generator, over all threads) and gen_pct (its share of the threads' time
+ * over the run t timed). */
+void bulk_report_gen(report *r, const bulk_total *t, uint64_t gen_ns,
+                     unsigned threads);
+
+/* The fill, timed: pattern_fill of len bytes at off, its nanoseconds added
+ * to *ns. Called per buffer or batch, never per byte. */
+void bulk_fill_timed(uint8_t *dst, uint64_t off, size_t len, uint64_t *ns);
+
 #endif

@@ -102,13 +102,13 @@ static bool p_offload(const char *v, void *dst, char *err, size_t n)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
          t = strtok_r(NULL, ",", &save)) {
         if (strcmp(t, "csum") && strcmp(t, "tso") && strcmp(t, "lro") &&
-            strcmp(t, "copy") && strcmp(t, "none"))
+            strcmp(t, "copy") && strcmp(t, "rxsum") && strcmp(t, "none"))
             goto bad;
     }
     *(const char **)dst = v;
     return true;
 bad:
-    snprintf(err, n, "expected a list of csum, tso, lro, copy (or none)");
+    snprintf(err, n, "expected a list of csum, tso, lro, rxsum, copy (or none)");
     return false;
 }
 
@@ -161,7 +161,8 @@ static const opt_def *common_table(common_opts *co)
          .max = 10000000, .seen = &co->seen_fault),
         OPT("seed", OT_UINT, &co->seed, "N", "mem: fault injector seed (default 1)"),
         OPT("offload", OT_CUSTOM, &co->offload, "LIST",
-         "mem: NIC offloads csum,tso,lro; with copy, TSO frames are copied "
+         "mem: NIC offloads csum,tso,lro,rxsum (rxsum: the link sums the "
+         "frames it copies); with copy, TSO frames are copied "
          "into LRO receivers rather than passed by reference", .parse = p_offload,
          .seen = &co->seen_offload),
         OPT("link", OT_RATE, &co->link_bps, "RATE",

@@ -56,6 +56,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
         if (strstr(co->offload, "lro"))
             p->mem_caps |= TERN_CAP_LRO | TERN_CAP_SG;
         p->mem_copy = strstr(co->offload, "copy") != NULL;
+        p->mem_rx_sum = strstr(co->offload, "rxsum") != NULL;
     }
 }
 

@@ -1,13 +1,18 @@
 /* tern-bulk - bulk transfer on the tern stack with every byte verified.
- * Sender: builds each segment's payload straight into a pool buffer
- * (pattern_fill at the stream offset) and queues it with tern_tcp_send_buf:
- * no copy. Unless the NIC sums, the fill also takes the payload's checksum
- * (pattern_fill_sum) and hands it over (tern_tcp_send_buf_sum), so the
- * stack does not read the payload again. Receiver: checks every byte in
- * place in the recv callback, or SHA-256s the stream (--verify hash, for
- * kernel peers like nc or Python). With --driver mem both stacks run in
- * one thread per core; --link RATE then also limits the mem link to that
- * line rate. */
+ * Sender: writes each segment's payload into a pool buffer (a generator:
+ * pattern_fill at the stream offset, timed and reported as gen_s) and
+ * queues it with tern_tcp_send_buf, no copy; the stack computes the TCP
+ * checksum by reading the payload, as for any application's bytes.
+ * Receiver: checks every byte in place in the recv callback, or SHA-256s
+ * the stream (--verify hash, for kernel peers like nc or Python). With
+ * --driver mem both stacks run in one thread per core; --link RATE then
+ * also limits the mem link to that line rate.
+ *
+ * Shortcuts, each named in the output's data_path: --app-sum (the fill
+ * works out the payload's checksum from the pattern's arithmetic and hands
+ * it over with tern_tcp_send_bufs, so the stack does not read the payload
+ * to send it) and the mem link's --offload (checksums, TSO/LRO, payload by
+ * reference, rxsum: the link sums what it copies). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +20,7 @@
 
 #include "app_opts.h"
 #include "bulk.h"
+#include "clock.h"
 #include "pattern.h"
 #include "results.h"
 #include "rt_app.h"
@@ -29,7 +35,7 @@ typedef struct cstream {        /* sender side of one connection */
                                    big_bufs whole segments up to a TSO frame */
     bool fin, closed, copy_mode;
     bool pattern;               /* --verify pattern */
-    bool summed;                /* and software checksums: the app sums */
+    bool summed;                /* --app-sum: the app hands the sums */
     sha256 hash;                /* --verify hash: SHA-256 of what was sent */
 } cstream;
 
@@ -44,6 +50,7 @@ struct bcore {
     cstream *cli;
     unsigned ncli, closed;
     uint64_t sent, t_start, t_end;
+    uint64_t gen_ns;            /* time spent writing payload (the fill) */
     bulk_rx *ended;             /* finished receive streams */
     size_t nended, cap;
     bool failed;
@@ -84,7 +91,8 @@ static bool send_refused(tern_stack *st, cstream *s, tern_buf *b, long rc)
 
 /* pump's usual case (--verify pattern, zero copy): whole chunks while the
  * space lasts, a batch at a time: allocated with one call, each filled
- * (and summed, unless the NIC does), queued with one call; no test of
+ * (and with --app-sum summed; the fill timed per batch), queued with one
+ * call; no test of
  * pump_any's other modes. true: stop here; false: pump_any takes over
  * (the last, short chunk, or a buffer the stack refused). */
 static bool pump_pattern(tern_stack *st, cstream *s, size_t *space)
@@ -103,6 +111,7 @@ static bool pump_pattern(tern_stack *st, cstream *s, size_t *space)
         unsigned got = tern_buf_alloc_n(st, bufs, want);
         if (!got)
             return true;                      /* pool dry: retried by iter */
+        uint64_t t0 = now_ns();
         for (unsigned i = 0; i < got; i++) {
             uint64_t off = s->off + (uint64_t)i * n;
             if (s->summed)
@@ -111,6 +120,7 @@ static bool pump_pattern(tern_stack *st, cstream *s, size_t *space)
                 pattern_fill(bufs[i]->data, off, n);
             bufs[i]->len = n;
         }
+        s->bc->gen_ns += now_ns() - t0;
         long rc = tern_tcp_send_bufs(st, s->c, bufs, s->summed ? sums : NULL,
                                      got);
         unsigned sent = rc > 0 ? (unsigned)rc : 0;
@@ -140,12 +150,14 @@ static __attribute__((noinline)) void pump_any(tern_stack *st, cstream *s,
             tern_buf *b = tern_buf_alloc(st);
             if (!b)
                 return;                       /* pool dry: retried by iter */
-            bool summed = bo.verify != VERIFY_NONE && !nic_sums;
+            bool summed = s->summed;
             uint32_t sum = 0;
+            uint64_t t0 = now_ns();
             if (summed)
                 sum = pattern_fill_sum(b->data, s->off, n);
             else if (bo.verify != VERIFY_NONE)
                 pattern_fill(b->data, s->off, n);
+            s->bc->gen_ns += now_ns() - t0;
             b->len = (uint32_t)n;
             sha256 before;
             if (bo.verify == VERIFY_HASH) {   /* the stack owns b after send */
@@ -165,7 +177,7 @@ static __attribute__((noinline)) void pump_any(tern_stack *st, cstream *s,
                 return;
         }
         if (bo.verify != VERIFY_NONE)
-            pattern_fill(copy_src, s->off, n);
+            bulk_fill_timed(copy_src, s->off, n, &s->bc->gen_ns);
         rc = tern_tcp_send(st, s->c, copy_src, n);
         if (rc <= 0)
             return;
@@ -251,7 +263,7 @@ static void cb_connected(tern_stack *st, tern_conn *c, void *user)
         s->chunk = (uint32_t)(most / info.mss * info.mss);
     }
     s->pattern = bo.verify == VERIFY_PATTERN;
-    s->summed = s->pattern && !nic_sums;
+    s->summed = s->pattern && bo.app_sum && !nic_sums;
     if (!bc->t_start)
         bc->t_start = ep->core->now;
     pump(st, s);
@@ -403,6 +415,34 @@ static void iter(rt_core *core)
     }
 }
 
+/* What the run's data path did beyond an application's ordinary work, as
+ * "+"-joined names of the shortcuts taken; "application" when none: the
+ * sender wrote the bytes, the stacks computed and checked every checksum
+ * by reading the payload, every frame was copied, the receiver read every
+ * byte. */
+static void data_path(char *out, size_t n, const rt_params *p)
+{
+    out[0] = 0;
+#define SHORTCUT_(cond, name)                                                \
+    if (cond)                                                                \
+        snprintf(out + strlen(out), n - strlen(out), "%s%s", *out ? "+" : "", \
+                 name)
+    bool mem = !strcmp(p->driver, "mem");
+    uint32_t caps = mem ? p->mem_caps : 0;
+    SHORTCUT_(bo.app_sum && bo.verify == VERIFY_PATTERN && !nic_sums,
+              "app-sum");
+    SHORTCUT_(caps & TERN_CAP_TX_L4_CSUM, "tx-csum-offload");
+    SHORTCUT_(caps & TERN_CAP_RX_L4_CSUM, "rx-csum-offload");
+    SHORTCUT_(mem && p->mem_rx_sum, "link-rx-sum");
+    SHORTCUT_(caps & TERN_CAP_TSO, "tso");
+    SHORTCUT_(caps & TERN_CAP_LRO, "lro");
+    SHORTCUT_((caps & TERN_CAP_TSO) && (caps & TERN_CAP_LRO) && !p->mem_copy,
+              "by-ref");
+#undef SHORTCUT_
+    if (!out[0])
+        snprintf(out, n, "application");
+}
+
 static bool report_out(rt *r)
 {
     report rp;
@@ -416,6 +456,9 @@ static bool report_out(rt *r)
     rep_u64(&rp, "conns", bo.conns);
     if (co.offload)
         rep_str(&rp, "offload", co.offload);
+    char path[128];
+    data_path(path, sizeof path, rt_params_of(r));
+    rep_str(&rp, "data_path", path);
     bulk_total tot;
     bulk_total_init(&tot);
     bool ok = true;
@@ -460,6 +503,11 @@ static bool report_out(rt *r)
         else if (bo.verify == VERIFY_PATTERN)
             ok &= tot.all_ok;
     }
+    uint64_t gen_ns = 0;
+    for (unsigned i = 0; i < co.ncores; i++)
+        gen_ns += cores[i].gen_ns;
+    if (bo.mode != MODE_SERVER)
+        bulk_report_gen(&rp, &tot, gen_ns, co.ncores);
     double full;
     if (rt_rate_full(r, &full))             /* see rt_report_speed */
         rep_f(&rp, "gbps_full", full * 8 / 1e9, 3);

@@ -67,6 +67,7 @@ struct tern_memlink {
     bool verify;
     bool partial_csum;
     bool by_ref;
+    bool rx_sum;
 };
 
 /* ---- PRNG: splitmix64 seeding, xorshift64* stream ---- */
@@ -180,6 +181,7 @@ tern_memlink *tern_memlink_create(const tern_memlink_config *cfg, char *err,
     uint64_t seed = cfg->seed;
     l->verify = cfg->verify_csum;
     l->partial_csum = cfg->partial_csum;
+    l->rx_sum = cfg->rx_sum;
     /* by_ref only where a TSO frame can meet an LRO+SG receiver: other
      * links keep tx_plain (see set_plain) */
     const uint32_t lro_sg = TERN_CAP_LRO | TERN_CAP_SG;
@@ -835,14 +837,20 @@ void tern_memlink_tx(void *ctx, tern_buf **frames, unsigned n)
 }
 
 /* Copy a frame tx_plain queued as the sender's buffer f (more than
- * SMALL_MAX bytes) into a buffer of the receiver, summing it in the same
- * pass for the receiver's checksum test (RX_SUM). The sender's reference
- * is dropped. NULL when the receiver has no buffer: a drop. */
+ * SMALL_MAX bytes) into a buffer of the receiver; with rx_sum, summing it
+ * in the same pass for the receiver's checksum test (RX_SUM), else a plain
+ * copy whose checksum the receiving stack computes itself. The sender's
+ * reference is dropped. NULL when the receiver has no buffer: a drop. */
 static tern_buf *land_one(ml_dir *d, tern_buf *f)
 {
     tern_buf *b = tern_pool_alloc(d->dst);
-    if (b)
+    if (b && d->link->rx_sum) {
         tern_frame_copy_sum(b, f->data, f->len);
+    } else if (b) {
+        b->len = f->len;
+        b->flags = 0;
+        memcpy(b->data, f->data, f->len);
+    }
     tern_pool_release_one(d->src, f);
     return b;
 }

@@ -76,6 +76,14 @@ typedef struct tern_memlink_config {
                             through tern_memlink_buf_ops, never with
                             tern_pool_release. Ignored unless one end has
                             TSO and the other LRO and SG. */
+    bool rx_sum;         /* as a NIC with CHECKSUM_COMPLETE: a frame the
+                            link copies when the receiver takes it (one
+                            longer than 256 bytes, unfaulted) is summed in
+                            the same pass and flagged TERN_BUF_RX_SUM, so
+                            the receiving stack checks its TCP checksum
+                            without reading the payload. Off, the link
+                            neither computes nor checks checksums: the
+                            stacks do (an offload, so the apps name it). */
 } tern_memlink_config;
 
 /* Counters of one direction (frames sent by one end). */

@@ -137,6 +137,8 @@ typedef struct rt_params {
     bool mem_copy;         /* mem: copy TSO frames into LRO receivers too
                               (by default they pass by reference, as veth
                               does: tern_memlink_config.by_ref) */
+    bool mem_rx_sum;       /* mem: the link sums the frames it copies
+                              (tern_memlink_config.rx_sum) */
     uint32_t max_conns;    /* stack's tern_config.max_conns hint, 0 = default */
     uint32_t time_wait_ms; /* stack's tern_config.time_wait_ms, 0 = default */
     void *app;             /* rt_app(rt) */

@@ -141,6 +141,7 @@ static int mem_endpoints(rt_core *c)
     mc.caps[0] = mc.caps[1] = r->p.mem_caps;
     mc.partial_csum = true;    /* checksum offload as veth does it */
     mc.by_ref = !r->p.mem_copy; /* and TSO frames to LRO, by reference */
+    mc.rx_sum = r->p.mem_rx_sum;
     mc.faults = r->p.faults;
     mc.seed = r->p.seed + c->idx;
     char err[128];

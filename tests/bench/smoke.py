@@ -5,7 +5,8 @@ what it wrote, never how fast anything was:
   - the JSON document has the schema's shape (tools/bench/schema.py),
   - every stack that was available completed all its points,
   - every unavailable stack says why,
-  - the Markdown report has its tables, and every PNG exists and is not empty.
+  - the Markdown report has its tables, and every PNG exists and is not empty,
+  - the run left the source tree as it was (git status, results in --out).
 
     smoke.py --build-dir BUILD --out DIR
 """
@@ -19,7 +20,15 @@ HERE = os.path.dirname(os.path.realpath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from bench import schema  # noqa: E402
+from bench import schema, stacks  # noqa: E402
+
+
+def git_status():
+    try:
+        return subprocess.run(["git", "-C", REPO, "status", "--porcelain"], capture_output=True,
+                              text=True, timeout=30).stdout
+    except OSError:
+        return None
 
 
 def fail(msg):
@@ -35,7 +44,10 @@ def main():
     argv = [sys.executable, os.path.join(REPO, "tools", "tern"), "bench", "--quick",
             "--build-dir", a.build_dir, "--out", a.out, "--name", "smoke"]
     print("bench smoke: %s" % " ".join(argv), flush=True)
+    before = git_status()
     rc = subprocess.call(argv)
+    if git_status() != before:
+        fail("the run changed the source tree (git status before/after differ)")
     jpath = os.path.join(a.out, "smoke.json")
     if not os.path.exists(jpath):
         fail("no %s (tern bench exited with %d)" % (jpath, rc))
@@ -59,7 +71,7 @@ def main():
             print("bench smoke: %s unavailable: %s" % (n, s.get("reason")))
     for n in avail:
         works = {p["workload"] for p in doc["points"] if p["stack"] == n}
-        if works != {"rr", "http", "bulk"}:
+        if works != set(stacks.BY_NAME[n].workloads):
             fail("%s ran only %s" % (n, sorted(works)))
     for c in doc["callgrind"]:
         if c.get("status") == "failed":

@@ -1,5 +1,7 @@
 """Unit tests of tern bench's pure parts: statistics, wrk's report, the HTTP
-body size, the matrix, the result schema, the Markdown report, flags."""
+body size, the matrix, the result schema, the Markdown report (ratios only
+between like stacks, instruction counts named by their workload), flags,
+refusing to run a stack that cannot, results outside the source tree."""
 import contextlib
 import io
 import os
@@ -52,9 +54,11 @@ def good_doc():
         "doctor": {"profile": "reproducible", "findings": []},
         "conditions": {"repeat": 3, "warmup_runs": 1, "duration_s": 0.5, "bulk_bytes": 1 << 20},
         "stacks": {"tern-mem": {"available": True}, "kern-lo": {"available": True},
+                   "smoltcp-mem": {"available": True},
                    "tern-afxdp": {"available": False, "reason": "not root"}},
-        "points": [pt("tern-mem", 900.0), pt("kern-lo", 300.0), pend],
+        "points": [pt("tern-mem", 900.0), pt("kern-lo", 300.0), pt("smoltcp-mem", 450.0), pend],
         "callgrind": [{"stack": "tern-mem", "status": "ok", "instructions_per_request": 6000.0,
+                       "workload": "rr", "conns": 16, "size": 64, "cores": 1,
                        "n_small": 1, "n_large": 2, "command": ["valgrind", "--tool=callgrind",
                                                                "--out", "/b/tern-echo"],
                        "top_functions": [{"function": "a.c:f", "pct": 10.0, "ir": 100}]}],
@@ -108,8 +112,11 @@ class Matrix(unittest.TestCase):
 
     def test_quick_one_point_per_stack_and_workload(self):
         pts = self.build(True)
-        self.assertEqual(len(pts), 3 * len(stacks.ALL))
+        self.assertEqual(len(pts), sum(len(s.workloads) for s in stacks.ALL))
         self.assertTrue(all(p["cores"] == 1 for p in pts))
+        self.assertFalse(any(p.get("variant") for p in pts))
+        self.assertFalse(any(p["stack"] == "lwip-mem" and p["workload"] == "http"
+                             for p in pts))
 
     def test_full(self):
         pts = self.build(False)
@@ -119,6 +126,10 @@ class Matrix(unittest.TestCase):
         self.assertIn("rr/kern-lo/c1/n16/s1/busy", ids)
         self.assertIn("rr/kern-lo/c1/n16/s64/block", ids)
         self.assertIn("bulk/kern-veth/c1/n4/busy", ids)
+        # tern's bulk shortcuts: extra points beside the application's path
+        for v in stacks.BULK_VARIANTS:
+            self.assertIn("bulk/tern-mem/c1/n1/busy/" + v, ids)
+        self.assertFalse(any(p.get("variant") and p["stack"] != "tern-mem" for p in pts))
         # smoltcp is single-threaded: no 2-core points, no blocking mode.
         self.assertFalse(any(p["stack"] == "smoltcp-mem" and (p["cores"] > 1 or p["poll"] != "busy")
                              for p in pts))
@@ -153,11 +164,52 @@ class Markdown(unittest.TestCase):
     def test_render(self):
         md = markdown.render(good_doc(), [("t", "/r/x/a.png")], "/r")
         self.assertIn("## request/response (echo)", md)
-        self.assertIn("2.99x kern-lo", md)          # 901 / 301, the medians
-        self.assertIn("pending", md)
+        self.assertIn("tern 2.00x", md)             # 901 / 451, the medians
+        self.assertIn("not run", md)
         self.assertIn("![t](x/a.png)", md)
         self.assertIn("6000", md)
         self.assertIn("`tern-echo`", md)
+
+    def test_no_ratio_between_unlike_stacks(self):
+        md = markdown.render(good_doc(), [], "/r")
+        self.assertNotIn("x kern-lo", md)
+        self.assertNotIn("2.99x", md)                # 901 / 301: mem against loopback
+        loop = md.split("### Linux loopback")[1].split("##")[0]
+        self.assertNotIn("vs", loop.splitlines()[2])  # the loopback table has no ratio
+
+    def test_comparable(self):
+        def pt(stack, **kw):
+            p = matrix.point("rr", stacks.BY_NAME[stack], 1, "busy", size=64)
+            p.update(kw)
+            return p
+        self.assertTrue(markdown.comparable(pt("tern-mem"), pt("smoltcp-mem")))
+        self.assertTrue(markdown.comparable(pt("tern-afxdp"), pt("kern-veth")))
+        self.assertFalse(markdown.comparable(pt("tern-mem"), pt("kern-lo")))
+        self.assertFalse(markdown.comparable(pt("tern-mem"), pt("kern-veth")))
+        self.assertFalse(markdown.comparable(pt("kern-lo"), pt("kern-lo", poll="busy")))
+        self.assertFalse(markdown.comparable(pt("tern-mem"), pt("smoltcp-mem", size=1)))
+        b = lambda st, v=None: matrix.point("bulk", stacks.BY_NAME[st], 1, "busy", flows=1,
+                                            bulk_bytes=1 << 20, variant=v)
+        self.assertTrue(markdown.comparable(b("tern-mem"), b("lwip-mem")))
+        self.assertFalse(markdown.comparable(b("tern-mem", "app-sum"), b("lwip-mem")))
+
+    def test_instruction_counts_name_their_workload(self):
+        md = markdown.render(good_doc(), [], "/r")
+        head = next(l for l in md.splitlines() if l.startswith("## Instructions"))
+        self.assertIn("64 B", head)
+        self.assertIn("16 connections", head)
+        self.assertIn("| tern-mem | 64 B, 16 conns | 6000 |", md)
+
+    def test_bulk_data_path_column(self):
+        d = good_doc()
+        p = matrix.point("bulk", stacks.BY_NAME["tern-mem"], 1, "busy", flows=1,
+                         bulk_bytes=1 << 20, variant="app-sum")
+        runs = [{"gbps": 10.0, "data_path": "app-sum", "verified": True}]
+        p.update(status="ok", runs=runs, warmup=runs[0], command=["x"], client="in-process",
+                 summary={"gbps": summary([10.0])})
+        d["points"].append(p)
+        md = markdown.render(d, [], "/r")
+        self.assertIn("| tern-mem | 1 | 1 | app-sum | 10.00 [10.00-10.00] |", md)
 
 
 class Flags(unittest.TestCase):
@@ -189,6 +241,22 @@ class Flags(unittest.TestCase):
         self.assertEqual(e.exception.code, 0)
         for flag in ("--quick", "--repeat", "--stacks", "--no-callgrind", "--out"):
             self.assertIn(flag, out.getvalue())
+
+    def test_results_go_to_the_build_tree(self):
+        a = cli.parser().parse_args(["--quick", "--build-dir", "/tmp/b"])
+        a.argv = []
+        cli.settle_options(a)
+        self.assertEqual(a.out, "/tmp/b/bench")
+
+    def test_unbuilt_stack_is_an_error(self):
+        rc, err = self.run_cli("--quick", "--quiet", "--stacks", "tern-mem,lwip-mem",
+                               "--build-dir", "/nonexistent/build", "--no-callgrind")
+        self.assertEqual(rc, 1)
+        self.assertIn("cannot run tern-mem: not built", err)
+        self.assertIn("cmake --build", err)           # what to run
+        self.assertIn("cannot run lwip-mem", err)
+        self.assertIn("liblwip-dev", err)
+        self.assertIn("nothing measured", err)
 
     def test_validate_usage(self):
         self.assertEqual(self.run_cli("validate")[0], 2)

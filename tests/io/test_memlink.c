@@ -147,17 +147,20 @@ static void receiver_pool_empty_counted(void **state)
 }
 
 /* A small link with three frames sent from end 0: big, small, and big of
- * odd length. */
+ * odd length; rx_sum as the link's option. */
 typedef struct three {
     tern_memlink *l;
     tern_pool *p0, *p1;
     uint8_t f[3][1600];
     size_t len[3], total;
+    bool rx_sum;
 } three;
 
-static void three_sent(three *t)
+static void three_sent(three *t, bool rx_sum)
 {
     tern_memlink_config c = small_cfg();
+    c.rx_sum = rx_sum;
+    t->rx_sum = rx_sum;
     t->l = link_new(&c);
     t->p0 = tern_memlink_pool(t->l, 0);
     t->p1 = tern_memlink_pool(t->l, 1);
@@ -171,30 +174,32 @@ static void three_sent(three *t)
     tern_memlink_tx(tern_memlink_tx_ctx(t->l, 0), s, 3);
 }
 
-/* Frame i of t as received in b: its bytes, and for the big ones their
- * sum after the Ethernet header (RX_SUM); the small one has no flag. */
+/* Frame i of t as received in b: its bytes, and with rx_sum for the big
+ * ones their sum after the Ethernet header (RX_SUM); the small one, and
+ * every frame without rx_sum, has no flag: the stack sums it. */
 static void three_frame_ok(const three *t, int i, const tern_buf *b)
 {
     assert_true(tern_pool_owns(t->p1, b));
     assert_int_equal(b->len, t->len[i]);
     assert_memory_equal(b->data, t->f[i], t->len[i]);
     assert_int_equal(b->refs, 1);
-    assert_int_equal(b->flags, i == 1 ? 0 : TERN_BUF_RX_SUM);
-    if (i != 1)
+    bool summed = t->rx_sum && i != 1;
+    assert_int_equal(b->flags, summed ? TERN_BUF_RX_SUM : 0);
+    if (summed)
         assert_int_equal(b->rx_sum,
                          tern_csum_fold(tern_csum_partial(b->data + 14,
                                                           t->len[i] - 14, 0)));
 }
 
 /* A frame longer than the small ones (bulk data) stays the sender's buffer
- * in the ring and is copied when the receiver takes it, with the sum of
- * its bytes after the Ethernet header (RX_SUM); small frames are copied at
- * once and carry no flag. Order and bytes are kept either way. */
-static void big_frames_land_on_receive(void **state)
+ * in the ring and is copied when the receiver takes it, with rx_sum with
+ * the sum of its bytes after the Ethernet header (RX_SUM), without it as
+ * a plain copy; small frames are copied at once and carry no flag. Order
+ * and bytes are kept either way. */
+static void big_frames_land(bool rx_sum)
 {
-    (void)state;
     three t;
-    three_sent(&t);
+    three_sent(&t, rx_sum);
     assert_int_equal(tern_pool_available(t.p0), 62);   /* held by the link */
     assert_int_equal(tern_pool_available(t.p1), 63);   /* the small copy */
     tern_buf *r[4];
@@ -213,6 +218,18 @@ static void big_frames_land_on_receive(void **state)
     tern_memlink_destroy(t.l);
 }
 
+static void big_frames_land_on_receive(void **state)
+{
+    (void)state;
+    big_frames_land(false);
+}
+
+static void big_frames_land_summed_with_rx_sum(void **state)
+{
+    (void)state;
+    big_frames_land(true);
+}
+
 /* The same frames taken in two steps (tern_memlink_rx_unlanded, then
  * tern_memlink_land each): the big ones stay the sender's until landed,
  * each lands into the receiver buffer the previous frame freed (so it is
@@ -223,7 +240,7 @@ static void frames_land_one_by_one(void **state)
 {
     (void)state;
     three t;
-    three_sent(&t);
+    three_sent(&t, true);
     tern_memlink *l = t.l;
     tern_buf *r[4];
     bool unlanded = false;
@@ -938,6 +955,7 @@ int main(void)
         cmocka_unit_test(queue_bound_counted),
         cmocka_unit_test(receiver_pool_empty_counted),
         cmocka_unit_test(big_frames_land_on_receive),
+        cmocka_unit_test(big_frames_land_summed_with_rx_sum),
         cmocka_unit_test(frames_land_one_by_one),
         cmocka_unit_test(big_frame_without_receiver_buffer),
         cmocka_unit_test(delay_holds_frames),

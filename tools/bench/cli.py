@@ -16,23 +16,31 @@ REPO = hostinfo.REPO
 SMOLTCP_DIR = os.path.join(REPO, "bench", "peers", "smoltcp")
 
 DESCRIPTION = """\
-Run tern beside the Linux kernel and smoltcp on three workloads and
-write the results: bench/results/<date>-<host>.json (every run, with the
-host's doctor report, the commit and the command lines), a Markdown table
-(.md) and PNG plots (<date>-<host>/).
+Run tern beside smoltcp, lwIP and the Linux kernel and write the results
+to BUILD/bench/ (or --out): <date>-<host>.json (every run, with the host's
+doctor report, the commit and the command lines), a Markdown report (.md)
+and PNG plots (<date>-<host>/). The source tree is left as it was.
 
 Stacks: %s.
-Workloads: rr (echo, 1-64 B, 16 connections per core), http (151-byte
-response; wrk for servers on loopback/veth, the built-in generator for
-in-memory stacks), bulk (1 and 4 flows, payload verified).
+Figures are compared only within a kind: in-memory stacks with each other
+(tern-mem, smoltcp-mem, lwip-mem: both ends in one thread, no kernel), the
+real path with itself (tern on AF_XDP/AF_PACKET and the kernel, each a
+server on a veth, with the CPU cost over all CPUs); the kernel over
+loopback is a reference with no ratio to anything.
+Workloads: rr (echo, 1-64 B, 16 connections per core; busy polling and
+blocking), http (151-byte response; wrk for servers on loopback/veth, the
+built-in generator for in-memory stacks), bulk (1 and 4 flows: the sender
+writes every byte, the stacks compute every checksum, the receiver checks
+every byte; tern's shortcuts are extra, labelled rows).
 
 Every point: one warm-up run (discarded), then --repeat runs; the tables
-give the median and the min-max spread. A stack that cannot run here (not
-built, tern's TCP not working yet, not root for the veth namespaces) is
-recorded as unavailable with the reason; the run goes on.
+give the median and the min-max spread. Every requested stack must run:
+one that cannot (not built, no cargo, not root for the veth namespaces)
+stops the bench before it measures, saying why and what to run. Without
+--stacks, the veth stacks are requested only when run as root.
 
-Exit status: 0 when every point of every available stack completed, 1 when
-one failed, 2 on bad flags.
+Exit status: 0 when every point completed, 1 when a stack cannot run or a
+point failed, 2 on bad flags.
 
 subcommands:
   tern bench validate FILE.json   check a result document's shape
@@ -54,8 +62,8 @@ def parser():
                    help="seconds per run of rr and http (default 2; quick 0.5; wrk rounds "
                         "to whole seconds, at least 1)")
     p.add_argument("--stacks", metavar="LIST",
-                   help="comma-separated stacks to run (default all: %s)"
-                        % ",".join(s.name for s in stacks.ALL))
+                   help="comma-separated stacks to run (default all: %s; the veth "
+                        "ones only as root)" % ",".join(s.name for s in stacks.ALL))
     p.add_argument("--workloads", metavar="LIST", default="rr,http,bulk",
                    help="comma-separated workloads: rr, http, bulk (default all)")
     p.add_argument("--cores", metavar="LIST",
@@ -72,12 +80,13 @@ def parser():
     p.add_argument("--no-callgrind", action="store_true",
                    help="skip the instructions-per-request count")
     p.add_argument("--callgrind-requests", metavar="SMALL,LARGE",
-                   help="round trips of the two callgrind runs (default 50000,250000; "
-                        "quick 5000,25000)")
+                   help="round trips of the two callgrind runs (echo, 64 B, 16 "
+                        "connections; default 50000,250000; quick 5000,25000)")
     p.add_argument("--build-dir", metavar="DIR", default=os.path.join(REPO, "build"),
                    help="CMake build tree with bin/tern-echo etc. (default build/)")
-    p.add_argument("--out", metavar="DIR", default=os.path.join(REPO, "bench", "results"),
-                   help="where to write the results (default bench/results/)")
+    p.add_argument("--out", metavar="DIR",
+                   help="where to write the results (default BUILD/bench, in the build "
+                        "tree: the source tree stays clean)")
     p.add_argument("--name", metavar="STEM",
                    help="file name stem (default <date>-<host>, e.g. 2026-11-22-vm)")
     p.add_argument("--timeout", type=float, metavar="S", default=120.0,
@@ -111,7 +120,7 @@ def settle_options(a):
         raise Usage("--duration: 0.1..600 seconds")
     if a.timeout < 5:
         raise Usage("--timeout: at least 5 seconds")
-    names = a.stacks.split(",") if a.stacks else [s.name for s in stacks.ALL]
+    names = [n for n in a.stacks.split(",") if n] if a.stacks else default_stacks()
     bad = [n for n in names if n not in stacks.BY_NAME]
     if bad:
         raise Usage("--stacks: unknown %s (known: %s)" % (
@@ -146,6 +155,13 @@ def settle_options(a):
         raise Usage("--callgrind-requests: 0 < SMALL < LARGE")
     a.cg_small, a.cg_large = small, large
     a.bin_dir = os.path.join(os.path.abspath(a.build_dir), "bin")
+    a.out = a.out or os.path.join(os.path.abspath(a.build_dir), "bench")
+
+
+def default_stacks():
+    """Every stack; the veth ones only as root (they make namespaces)."""
+    root = os.geteuid() == 0
+    return [s.name for s in stacks.ALL if root or not s.needs_hosts()]
 
 
 # --- availability -------------------------------------------------------------
@@ -157,7 +173,9 @@ def build_smoltcp(build_dir, progress):
     env = dict(os.environ, CARGO_TARGET_DIR=target)
     progress.status("smoltcp-mem", "cargo build --release (bench/peers/smoltcp)")
     try:
-        p = subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path",
+        # --locked: Cargo.lock is used as committed, never rewritten
+        p = subprocess.run(["cargo", "build", "--release", "--quiet", "--locked",
+                            "--manifest-path",
                             os.path.join(SMOLTCP_DIR, "Cargo.toml")],
                            capture_output=True, text=True, env=env, timeout=900)
     except OSError:
@@ -167,12 +185,6 @@ def build_smoltcp(build_dir, progress):
     if p.returncode != 0 or not os.path.exists(binary):
         return None, "cargo build failed: %s" % procs.last_line(p.stderr)[:200]
     return binary, None
-
-
-def tern_tcp_note():
-    if os.path.exists(os.path.join(REPO, "src", "core", "tcp", "tcp_stub.c")):
-        return "tern's TCP is not finished (src/core/tcp/tcp_stub.c still present); "
-    return ""
 
 
 def probe(st, env, timeout):
@@ -196,6 +208,21 @@ def probe(st, env, timeout):
             server.stop()
 
 
+def unbuilt(a, env):
+    """{stack: info} of the requested stacks whose programs are missing:
+    checked before anything slow (a cargo build, the test hosts) runs."""
+    out = {}
+    for st in a.stack_objs:
+        if st.name == "smoltcp-mem":
+            continue                    # built by find_available
+        missing = [b for b in st.binaries(env) if not os.path.exists(b)]
+        if missing:
+            out[st.name] = {"available": False, "fix": st.build_hint, "reason": "not built: %s"
+                            % ", ".join(os.path.relpath(m, REPO) if m.startswith(REPO) else m
+                                        for m in missing)}
+    return out
+
+
 def find_available(a, env, progress):
     """{stack: {available, reason, description}} and makes the veth hosts."""
     out = {}
@@ -205,7 +232,7 @@ def find_available(a, env, progress):
         ns_reason = netns.can_make_hosts()
     for st in a.stack_objs:
         info = {"available": False, "description": st.description, "family": st.family,
-                "link": st.link, "twin": st.twin}
+                "link": st.link, "kind": st.kind, "twin": st.twin}
         out[st.name] = info
         if st.name == "smoltcp-mem":
             env.smoltcp_bin, why = build_smoltcp(a.build_dir, progress)
@@ -214,9 +241,9 @@ def find_available(a, env, progress):
                 continue
         missing = [b for b in st.binaries(env) if not os.path.exists(b)]
         if missing:
-            info["reason"] = "%snot built: %s (run make, or give --build-dir)" % (
-                tern_tcp_note() if st.family == "tern" else "",
-                ", ".join(os.path.relpath(m, REPO) if m.startswith(REPO) else m for m in missing))
+            info["reason"] = "not built: %s" % ", ".join(
+                os.path.relpath(m, REPO) if m.startswith(REPO) else m for m in missing)
+            info["fix"] = st.build_hint
             continue
         if st.needs_hosts():
             if ns_reason:
@@ -231,10 +258,22 @@ def find_available(a, env, progress):
         progress.status(st.name, "probe: 200 echo round trips")
         why = probe(st, env, min(a.timeout, 30))
         if why:
-            info["reason"] = (tern_tcp_note() if st.family == "tern" else "") + why
+            info["reason"] = why
             continue
         info["available"] = True
     return out
+
+
+def refusals(avail):
+    """One line per requested stack that cannot run: why, and what to run."""
+    lines = []
+    for name, info in avail.items():
+        if not info["available"]:
+            fix = info.get("fix") or (
+                "run as root, or leave it out of --stacks" if "root" in info.get("reason", "")
+                else "see the reason; leave it out of --stacks to go without it")
+            lines.append("tern bench: cannot run %s: %s (%s)" % (name, info.get("reason"), fix))
+    return lines
 
 
 # --- outputs ------------------------------------------------------------------
@@ -289,20 +328,33 @@ def write_outputs(doc, a, progress):
 
 # --- the run ------------------------------------------------------------------
 
-def run_callgrind(a, env, avail, progress):
-    out = []
+# The workload of the instruction counts: named with every figure, since
+# the count per round trip depends on it (more connections, fewer per trip).
+CALLGRIND_WORKLOAD = {"workload": "rr", "conns": matrix.CONNS_PER_CORE, "size": 64, "cores": 1}
+
+
+def callgrind_plans(env, avail):
+    """[(stack, argv_for(n))] of the in-memory stacks that are available."""
+    w = CALLGRIND_WORKLOAD
+    echo = ["echo", "--conns", str(w["conns"]), "--size", str(w["size"])]
     plans = []
     if avail.get("tern-mem", {}).get("available"):
         plans.append(("tern-mem", lambda n: [env.bin("tern-echo"), "--driver", "mem", "--conns",
-                                             "1", "--size", "64", "--cores",
-                                             str(env.server_cpus(1)[0]), "--poll", "busy",
-                                             "--requests", str(n), "--json"]))
-    elif "tern-mem" in avail:
-        out.append({"stack": "tern-mem", "status": "unavailable",
-                    "reason": avail["tern-mem"].get("reason", "")})
+                                             str(w["conns"]), "--size", str(w["size"]),
+                                             "--cores", str(env.server_cpus(1)[0]), "--poll",
+                                             "busy", "--requests", str(n), "--json"]))
     if avail.get("smoltcp-mem", {}).get("available"):
-        plans.append(("smoltcp-mem", lambda n: [env.smoltcp_bin, "echo", "--conns", "1",
-                                                "--size", "64", "--requests", str(n), "--json"]))
+        plans.append(("smoltcp-mem", lambda n: [env.smoltcp_bin] + echo +
+                      ["--requests", str(n), "--json"]))
+    if avail.get("lwip-mem", {}).get("available"):
+        plans.append(("lwip-mem", lambda n: [env.bin("lwip-peer")] + echo +
+                      ["--requests", str(n), "--json"]))
+    return plans
+
+
+def run_callgrind(a, env, avail, progress):
+    out = []
+    plans = callgrind_plans(env, avail)
     if not plans:
         return out
     why = callgrind.available()
@@ -319,6 +371,7 @@ def run_callgrind(a, env, avail, progress):
                                   timeout=max(a.timeout, 900),
                                   workdir=os.path.join(os.path.abspath(a.build_dir), "bench-callgrind"))
             r["status"] = "ok"
+            r.update(CALLGRIND_WORKLOAD)
             progress.finish(label, "%.0f instructions per round trip" % r["instructions_per_request"])
         except procs.RunError as e:
             r = {"stack": name, "status": "failed", "reason": str(e)}
@@ -327,20 +380,8 @@ def run_callgrind(a, env, avail, progress):
     return out
 
 
-def run(a):
-    progress = Progress(0, quiet=a.quiet)
-    cpus = hostinfo.online_cpus()
-    hosts_made = []
-
-    def make_hosts(kind, queues):
-        prefix = "tb%d%s%d" % (os.getpid() % 100000, kind[0], queues)
-        h = netns.Hosts(prefix, kernel_address_on_t=(kind == "kern"), queues=queues)
-        h.up()
-        hosts_made.append(h)
-        return h
-
-    env = stacks.Env(a.bin_dir, None, cpus, make_hosts)
-    doc = {
+def new_doc(a, env, cpus):
+    return {
         "schema": schema.SCHEMA,
         "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "mode": "quick" if a.quick else "full",
@@ -361,43 +402,62 @@ def run(a):
         },
         "doctor": {}, "stacks": {}, "points": [], "callgrind": [], "outputs": {},
     }
-    progress.note("auditing the host (tern doctor)")
-    doc["doctor"] = hostinfo.doctor(cpus)
+
+
+def run_points(a, env, avail, points, progress):
+    """Measures every point; returns (results, failures)."""
+    results, failed = [], 0
+    for p in points:
+        st = stacks.BY_NAME[p["stack"]]
+        label = p["id"]
+        timeout = a.timeout if p["workload"] == "bulk" else a.duration + min(a.timeout, 60)
+        try:
+            plan = st.plan(p, env)
+        except (netns.HostsError, subprocess.TimeoutExpired) as e:
+            plan = None
+            res = dict(p, status="failed", reason="test hosts: %s" % e, runs=[], summary={})
+        if plan:
+            res = measure.run_point(p, plan, a.repeat, a.duration, timeout, progress, label)
+            if st.needs_hosts():
+                res["hosts"] = st.hosts(env, p["cores"]).describe()
+        res["kind"] = st.kind
+        progress.finish(label, measure.headline(res))
+        failed += res["status"] == "failed"
+        results.append(res)
+    return results, failed
+
+
+def run(a):
+    progress = Progress(0, quiet=a.quiet)
+    cpus = hostinfo.online_cpus()
+    hosts_made = []
+
+    def make_hosts(kind, queues):
+        prefix = "tb%d%s%d" % (os.getpid() % 100000, kind[0], queues)
+        h = netns.Hosts(prefix, kernel_address_on_t=(kind == "kern"), queues=queues)
+        h.up()
+        hosts_made.append(h)
+        return h
+
+    env = stacks.Env(a.bin_dir, None, cpus, make_hosts)
+    doc = new_doc(a, env, cpus)
     failed = 0
     try:
-        avail = find_available(a, env, progress)
+        avail = unbuilt(a, env) or find_available(a, env, progress)
+        refused = refusals(avail)
+        if refused:
+            for line in refused:
+                sys.stderr.write(line + "\n")
+            sys.stderr.write("tern bench: nothing measured\n")
+            return 1
         doc["stacks"] = avail
-        for name, info in avail.items():
-            progress.note("%-13s %s" % (name, "available" if info["available"]
-                                         else "unavailable: " + info.get("reason", "")))
+        progress.note("auditing the host (tern doctor)")
+        doc["doctor"] = hostinfo.doctor(cpus)
         points = matrix.build(a.stack_objs, a.workload_list, a.quick, a.cores_list,
                               a.size_list, a.flow_list, a.bulk_bytes_n)
-        runnable = [p for p in points if avail[p["stack"]]["available"]]
-        progress.total = len(runnable) + (0 if a.no_callgrind else
-                                          sum(1 for s in ("tern-mem", "smoltcp-mem")
-                                              if avail.get(s, {}).get("available")))
-        for p in points:
-            st = stacks.BY_NAME[p["stack"]]
-            if not avail[st.name]["available"]:
-                res = dict(p, status="unavailable", reason=avail[st.name]["reason"],
-                           runs=[], summary={})
-            else:
-                label = p["id"]
-                timeout = a.timeout if p["workload"] == "bulk" else a.duration + min(a.timeout, 60)
-                try:
-                    plan = st.plan(p, env)
-                except (netns.HostsError, subprocess.TimeoutExpired) as e:
-                    plan = None
-                    res = dict(p, status="failed", reason="test hosts: %s" % e, runs=[],
-                               summary={})
-                if plan:
-                    res = measure.run_point(p, plan, a.repeat, a.duration, timeout,
-                                            progress, label)
-                    if st.needs_hosts():
-                        res["hosts"] = st.hosts(env, p["cores"]).describe()
-                progress.finish(label, measure.headline(res))
-                failed += res["status"] == "failed"
-            doc["points"].append(res)
+        progress.total = len(points) + (0 if a.no_callgrind else
+                                        len(callgrind_plans(env, avail)))
+        doc["points"], failed = run_points(a, env, avail, points, progress)
         if not a.no_callgrind:
             doc["callgrind"] = run_callgrind(a, env, avail, progress)
             failed += sum(1 for c in doc["callgrind"] if c.get("status") == "failed")
@@ -410,8 +470,7 @@ def run(a):
     for b in bad:
         progress.note("schema: %s" % b)
     progress.note("wrote %s, %s and %d plots in %s" % (
-        os.path.relpath(jpath), os.path.relpath(mpath), len(plots), os.path.relpath(
-            doc["outputs"]["plots_dir"])))
+        jpath, mpath, len(plots), doc["outputs"]["plots_dir"]))
     if failed:
         progress.note("%d point(s) failed: see the reasons in the table" % failed)
     return 1 if (failed or bad) else 0

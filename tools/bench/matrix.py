@@ -1,21 +1,27 @@
 """The points to run: stack x workload x cores x connections x size x poll.
 
-Full mode, per stack (the knobs that matter, not the whole cross product):
+Full mode, per stack (the workloads' knobs, not the whole cross product):
   rr    cores 1 and 2 at 64 B, busy polling (16 connections per core)
-        cores 1 at 1 B (the small end of 1-64 B), busy
-        cores 1 at 64 B, blocking (epoll timeout 0 vs 1000 ms)
+        cores 1 at 1 B, busy
+        cores 1 at 64 B, blocking (busy vs blocking: epoll timeout 0 vs
+        1000 ms for the kernel, --poll busy|block for tern)
   http  cores 1 and 2, busy; cores 1 blocking (151-byte response, wrk)
-  bulk  1 and 4 flows, cores 1, busy (one and several flows)
+  bulk  1 and 4 flows, cores 1, busy, the application's data path; tern-mem
+        also with each shortcut of stacks.BULK_VARIANTS at 1 flow
 Quick mode: one point per stack and workload (cores 1, 64 B, 1 flow).
+A stack runs only the workloads it has (lwip-mem: rr and bulk).
 """
 CONNS_PER_CORE = 16
 
 
-def point(workload, stack, cores, poll, size=None, flows=None, bulk_bytes=None):
+def point(workload, stack, cores, poll, size=None, flows=None, bulk_bytes=None,
+          variant=None):
     p = {"workload": workload, "stack": stack.name, "cores": cores, "poll": poll}
     if workload == "bulk":
         p["conns"] = flows
         p["bytes"] = bulk_bytes
+        if variant:
+            p["variant"] = variant
     else:
         p["conns"] = CONNS_PER_CORE * cores
         if workload == "rr":
@@ -29,6 +35,8 @@ def point_id(p):
     if "size" in p:
         parts.append("s%d" % p["size"])
     parts.append(p["poll"])
+    if p.get("variant"):
+        parts.append(p["variant"])
     return "/".join(parts)
 
 
@@ -43,10 +51,12 @@ def build(stacks, workloads, quick, cores_list, sizes, flows, bulk_bytes):
             seen.add(p["id"])
             pts.append(p)
 
+    from .stacks import BULK_VARIANTS
     for st in stacks:
         cores_ok = [c for c in cores_list if c <= st.max_cores]
         busy = "busy" if "busy" in st.polls else st.polls[0]
-        if "rr" in workloads:
+        workloads_here = [w for w in workloads if w in st.workloads]
+        if "rr" in workloads_here:
             if quick:
                 add(point("rr", st, cores_ok[0], busy, size=sizes[-1]))
             else:
@@ -56,7 +66,7 @@ def build(stacks, workloads, quick, cores_list, sizes, flows, bulk_bytes):
                     add(point("rr", st, cores_ok[0], busy, size=s))
                 for poll in st.polls:
                     add(point("rr", st, cores_ok[0], poll, size=sizes[-1]))
-        if "http" in workloads:
+        if "http" in workloads_here:
             if quick:
                 add(point("http", st, cores_ok[0], busy))
             else:
@@ -64,9 +74,13 @@ def build(stacks, workloads, quick, cores_list, sizes, flows, bulk_bytes):
                     add(point("http", st, c, busy))
                 for poll in st.polls:
                     add(point("http", st, cores_ok[0], poll))
-        if "bulk" in workloads:
+        if "bulk" in workloads_here:
             for f in (flows[:1] if quick else flows):
                 add(point("bulk", st, 1, busy, flows=f, bulk_bytes=bulk_bytes))
+            if st.name == "tern-mem" and not quick:
+                for v in BULK_VARIANTS:
+                    add(point("bulk", st, 1, busy, flows=flows[0], bulk_bytes=bulk_bytes,
+                              variant=v))
     return pts
 
 

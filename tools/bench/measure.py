@@ -8,15 +8,21 @@ import time
 from . import procs, stats, wrk
 
 # Figures summarized over the repeats, per workload.
+# req_per_cpu_s: requests per busy CPU-second of the whole machine (both
+# ends, the kernel's softirq work): the CPU cost, comparable across stacks
+# that use the CPUs differently (a busy-polling server, a blocking one).
 METRICS = {
-    "rr": ["rps", "p50_us", "p99_us", "p999_us", "cpu_us_per_req", "own_cpu_us_per_req"],
-    "http": ["rps", "p50_us", "p99_us", "p999_us", "cpu_us_per_req", "own_cpu_us_per_req"],
-    "bulk": ["gbps", "cpu_s_per_gb", "own_cpu_s_per_gb", "retransmits"],
+    "rr": ["rps", "p50_us", "p99_us", "p999_us", "cpu_us_per_req", "own_cpu_us_per_req",
+           "req_per_cpu_s"],
+    "http": ["rps", "p50_us", "p99_us", "p999_us", "cpu_us_per_req", "own_cpu_us_per_req",
+             "req_per_cpu_s"],
+    "bulk": ["gbps", "cpu_s_per_gb", "own_cpu_s_per_gb", "retransmits", "gen_pct"],
 }
 
 KEEP = ("sender_gbps", "requests", "duration_s", "rps", "p50_us", "p99_us", "p999_us", "mean_us", "max_us",
         "retransmits", "gbps", "bytes", "verified", "errors", "conns", "cores", "size",
-        "body_size", "response_bytes", "request_bytes", "program", "driver")
+        "body_size", "response_bytes", "request_bytes", "program", "driver", "data_path",
+        "gen_s", "gen_pct")
 
 
 def loadavg():
@@ -75,6 +81,8 @@ def one_run(plan, server, duration, requests, timeout):
     if res.get("requests"):
         run["cpu_us_per_req"] = 1e6 * run["cpu_s_machine"] / res["requests"]
         run["own_cpu_us_per_req"] = 1e6 * run["cpu_s_own"] / res["requests"]
+        if run["cpu_s_machine"] > 0:
+            run["req_per_cpu_s"] = res["requests"] / run["cpu_s_machine"]
     if res.get("bytes"):
         gb = res["bytes"] / 1e9
         run["cpu_s_per_gb"] = run["cpu_s_machine"] / gb

@@ -1,10 +1,14 @@
-"""PNG plots of a result document, readable at a glance:
+"""PNG plots of a result document, one question each:
 
-  rr_cores.png     echo requests/s vs cores, one line per stack and poll mode
-                   (busy: filled, blocking: hollow and dashed; min-max bars)
-  latency.png      echo latency percentiles p50/p99/p99.9 per stack (log scale)
-  http.png         HTTP requests/s vs cores
-  bulk.png         bulk Gbit/s vs flows
+  echo.png      echo requests/s per point: grouped bars, one panel per kind
+                of stack (in-memory, real path, loopback), min-max bars
+  http.png      the same for HTTP
+  bulk.png      bulk Gbit/s per flow count; tern's shortcuts as hatched
+                bars beside the application's data path
+  latency.png   echo latency p50 / p99 / p99.9 per stack (1 core, busy)
+  poll.png      busy polling against blocking: requests/s and CPU per request
+  loss.png      throughput against loss rate, from a loss measurement's
+                JSON (plot_loss; the bench draws it when given one)
 
 Needs matplotlib. Run as a script so the harness can use whichever Python
 has it:  python3 plots.py RESULT.json OUTDIR   (prints the files written)."""
@@ -12,9 +16,16 @@ import json
 import os
 import sys
 
-COLORS = {"tern-mem": "#1f77b4", "tern-afxdp": "#2ca02c", "tern-afpacket": "#98df8a",
-          "kern-lo": "#d62728", "kern-veth": "#ff9896", "smoltcp-mem": "#9467bd"}
-ORDER = ["tern-mem", "smoltcp-mem", "kern-lo", "tern-afxdp", "tern-afpacket", "kern-veth"]
+# Okabe-Ito: told apart with any colour vision; tern's stacks in blues and
+# purple, peers in orange and green, the kernel in vermilion and grey.
+COLORS = {"tern-mem": "#0072B2", "smoltcp-mem": "#E69F00", "lwip-mem": "#009E73",
+          "tern-afxdp": "#56B4E9", "tern-afpacket": "#CC79A7", "kern-veth": "#D55E00",
+          "kern-lo": "#999999"}
+ORDER = ["tern-mem", "smoltcp-mem", "lwip-mem", "tern-afxdp", "tern-afpacket", "kern-veth",
+         "kern-lo"]
+KIND_ORDER = ["in-memory", "real-path", "loopback"]
+KIND_TITLE = {"in-memory": "in-memory (no kernel)", "real-path": "real path (veth, kernel client)",
+              "loopback": "Linux loopback (reference)"}
 
 
 def _ok(points, **match):
@@ -23,77 +34,245 @@ def _ok(points, **match):
 
 
 def _med(p, m):
-    s = p["summary"].get(m)
+    s = (p.get("summary") or {}).get(m)
     return (s["median"], s["min"], s["max"]) if s else (None, None, None)
+
+
+KIND_OF = {"tern-mem": "in-memory", "smoltcp-mem": "in-memory", "lwip-mem": "in-memory",
+           "tern-afxdp": "real-path", "tern-afpacket": "real-path", "kern-veth": "real-path",
+           "kern-lo": "loopback"}
+
+
+def _kind(p):
+    return p.get("kind") or KIND_OF.get(p["stack"], "loopback")
 
 
 def _subtitle(doc):
     m, c = doc["machine"], doc["conditions"]
-    return "%s, %s CPUs, kernel %s; median of %d runs, bars = min-max; commit %s" % (
-        m["cpu_model"], m["ncpus"], m["kernel"], c["repeat"], (doc["git"].get("commit") or "?")[:8])
-
-
-def _stacks(points):
-    present = {p["stack"] for p in points}
-    return [s for s in ORDER if s in present] + sorted(present - set(ORDER))
+    load = c.get("loadavg_start")
+    return "%s, %s CPUs, kernel %s; median of %d runs, bars = min-max; load %s; commit %s" % (
+        m["cpu_model"], m["ncpus"], m["kernel"], c["repeat"],
+        "%.1f" % load[0] if load else "?", (doc["git"].get("commit") or "?")[:8])
 
 
 def eng(v):
-    """864k, 6.6k, 25.1, 1.2M: short labels for the points."""
+    """864k, 6.6k, 25.1, 1.2M: short labels for the bars."""
     for div, suf in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(v) >= div:
             return "%.3g%s" % (v / div, suf)
     return "%.3g" % v
 
 
-def _lines_vs(ax, points, xkey, metric):
-    """One line per stack over the x values (evenly spaced categories), each
-    stack nudged sideways so error bars never hide each other. Returns the
-    x values drawn (empty when nothing was)."""
-    xvals = sorted({p[xkey] for p in points})
-    names = _stacks(points)
-    for i, st in enumerate(names):
-        for poll in ("busy", "block"):
-            pts = sorted((p for p in points if p["stack"] == st and p["poll"] == poll),
-                         key=lambda p: p[xkey])
-            if not pts:
+def _series_of(p):
+    """(label, stack, hatched) of a point's bar."""
+    if p.get("variant"):
+        return "%s (%s)" % (p["stack"], p["variant"]), p["stack"], True
+    return p["stack"], p["stack"], False
+
+
+def _grouped(ax, points, group_of, metric, log=False):
+    """Bars per group (x) and series (colour); min-max whiskers; the median
+    above each bar. Returns whether anything was drawn."""
+    groups = []
+    for p in points:
+        g = group_of(p)
+        if g is not None and g[0] not in [x[0] for x in groups]:
+            groups.append(g)
+    groups.sort()
+    series = []
+    for p in sorted(points, key=lambda p: (ORDER.index(p["stack"]) if p["stack"] in ORDER
+                                           else 99, p.get("variant") or "")):
+        s = _series_of(p)
+        if s not in series and group_of(p) is not None:
+            series.append(s)
+    if not groups or not series:
+        return False
+    width = 0.8 / len(series)
+    for j, (label, stack, hatched) in enumerate(series):
+        xs, vals, lo, hi = [], [], [], []
+        for i, (key, _) in enumerate(groups):
+            p = next((q for q in points if _series_of(q)[0] == label and group_of(q)
+                      and group_of(q)[0] == key), None)
+            med, mn, mx = _med(p, metric) if p else (None, None, None)
+            if med is None:
                 continue
-            nudge = (i - (len(names) - 1) / 2.0) * 0.06
-            xs = [xvals.index(p[xkey]) + nudge for p in pts]
-            med = [_med(p, metric)[0] for p in pts]
-            lo = [m - _med(p, metric)[1] for p, m in zip(pts, med)]
-            hi = [_med(p, metric)[2] - m for p, m in zip(pts, med)]
-            label = st + (" (%s)" % pts[0]["client"].split(" on ")[0]
-                          if pts[0].get("client", "").startswith("wrk") else "")
-            style = {}
-            if poll == "block":
-                label += ", blocking"
-                style = {"markerfacecolor": "white", "linestyle": "--"}
-            ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=4, label=label,
-                        color=COLORS.get(st), **style)
-            for x, y in zip(xs, med):
-                ax.annotate(eng(y), (x, y), textcoords="offset points", xytext=(7, -3),
-                            fontsize=7, color=COLORS.get(st, "#333333"))
-    if xvals:
-        ax.set_xticks(range(len(xvals)))
-        ax.set_xticklabels([str(x) for x in xvals])
-        ax.set_xlim(-0.5, len(xvals) - 0.5)
-    return xvals
+            xs.append(i + (j - (len(series) - 1) / 2.0) * width)
+            vals.append(med)
+            lo.append(med - mn)
+            hi.append(mx - med)
+        if not xs:
+            continue
+        bars = ax.bar(xs, vals, width * 0.92, yerr=[lo, hi], capsize=3, label=label,
+                      color=COLORS.get(stack, "#555555"), edgecolor="black", linewidth=0.5,
+                      hatch="//" if hatched else None, error_kw={"elinewidth": 1})
+        for b, v, h in zip(bars, vals, hi):
+            ax.annotate(eng(v), (b.get_x() + b.get_width() / 2, v + h),
+                        textcoords="offset points", xytext=(0, 2), ha="center",
+                        fontsize=7, rotation=90 if len(series) > 3 else 0)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([g[1] for g in groups], fontsize=8)
+    if log:
+        ax.set_yscale("log")
+    else:
+        ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.15)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="upper right")
+    return True
 
 
-def _finish(fig, ax, doc, title, xlabel, ylabel, path):
+def _panels(plt, points, title, doc, draw, ylabel):
+    """One panel per kind of stack present; draw(ax, kind_points) per panel."""
+    kinds = [k for k in KIND_ORDER if any(_kind(p) == k for p in points)]
+    if not kinds:
+        return None
     import matplotlib.ticker as mt
-    ax.set_title(title, fontsize=12)
+    widths = [3 if k != "loopback" else 1.6 for k in kinds]
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * sum(widths) / 2.2 + 2, 4.8),
+                             gridspec_kw={"width_ratios": widths}, squeeze=False)
+    drawn = False
+    for ax, k in zip(axes[0], kinds):
+        ok = draw(ax, [p for p in points if _kind(p) == k])
+        drawn = drawn or ok
+        ax.set_title(KIND_TITLE[k], fontsize=10)
+        if ax.get_yscale() == "linear":
+            ax.yaxis.set_major_formatter(mt.EngFormatter())
+    axes[0][0].set_ylabel(ylabel)
+    fig.suptitle(title, fontsize=12)
     fig.text(0.5, 0.01, _subtitle(doc), ha="center", fontsize=7, color="#555555")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    if ax.get_yscale() == "linear":
-        ax.set_ylim(bottom=0)
-    ax.yaxis.set_major_formatter(mt.EngFormatter())
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    return fig if drawn else None
+
+
+def _save(plt, fig, outdir, name, title, written):
+    if fig is None:
+        return
+    path = os.path.join(outdir, name)
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+    written.append((title, path))
+
+
+def _rr_group(p):
+    if p["poll"] != "busy":
+        return None
+    key = (p["cores"], -(p.get("size") or 0))
+    text = "%d core%s" % (p["cores"], "s" if p["cores"] > 1 else "")
+    if p.get("size"):
+        text += ", %d B" % p["size"]
+    return key, text
+
+
+def plot_latency(plt, doc, rr):
+    size = max([p.get("size", 0) for p in rr] or [0])
+    lat = [p for p in rr if p["cores"] == 1 and p["poll"] == "busy" and p.get("size") == size]
+    pcts = [("p50_us", "p50", "#BBCCEE"), ("p99_us", "p99", "#4477AA"),
+            ("p999_us", "p99.9", "#222255")]
+
+    def draw(ax, pts):
+        names = [s for s in ORDER if any(p["stack"] == s for p in pts)]
+        if not names:
+            return False
+        w = 0.8 / len(pcts)
+        for j, (m, lab, col) in enumerate(pcts):
+            xs, vals = [], []
+            for i, st in enumerate(names):
+                p = next(q for q in pts if q["stack"] == st)
+                v = _med(p, m)[0]
+                if v:
+                    xs.append(i + (j - 1) * w)
+                    vals.append(v)
+            bars = ax.bar(xs, vals, w * 0.92, label=lab, color=col, edgecolor="black",
+                          linewidth=0.5)
+            for b, v in zip(bars, vals):
+                ax.annotate(eng(v), (b.get_x() + b.get_width() / 2, v),
+                            textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
+        ax.set_xticks(range(len(names)))
+        ax.set_xticklabels(names, fontsize=8)
+        ax.set_yscale("log")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+        return True
+    return _panels(plt, lat, "Echo round-trip latency (1 core, %d B, 16 connections, busy poll)"
+                   % size, doc, draw, "microseconds (log)")
+
+
+def plot_poll(plt, doc, rr):
+    """Busy vs blocking: per stack with both, req/s and CPU us per request."""
+    pairs = []
+    for p in rr:
+        if p["poll"] != "busy":
+            continue
+        q = next((x for x in rr if x["stack"] == p["stack"] and x["poll"] == "block" and
+                  all(x.get(k) == p.get(k) for k in ("cores", "conns", "size"))), None)
+        if q:
+            pairs.append((p, q))
+    if not pairs:
+        return None
+    import matplotlib.ticker as mt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
+    for ax, (m, ylabel) in zip(axes, (("rps", "requests/s"),
+                                      ("cpu_us_per_req", "CPU us per request (all CPUs)"))):
+        for j, (poll, hatch) in enumerate((("busy", None), ("block", "..."))):
+            xs, vals, lo, hi, cols = [], [], [], [], []
+            for i, (p, q) in enumerate(pairs):
+                med, mn, mx = _med(p if poll == "busy" else q, m)
+                if med is None:
+                    continue
+                xs.append(i + (j - 0.5) * 0.38)
+                vals.append(med)
+                lo.append(med - mn)
+                hi.append(mx - med)
+                cols.append(COLORS.get(p["stack"], "#555555"))
+            bars = ax.bar(xs, vals, 0.36, yerr=[lo, hi], capsize=3, color=cols,
+                          edgecolor="black", linewidth=0.5, hatch=hatch,
+                          label="busy polling" if poll == "busy" else "blocking")
+            for b, v in zip(bars, vals):
+                ax.annotate(eng(v), (b.get_x() + b.get_width() / 2, v),
+                            textcoords="offset points", xytext=(0, 2), ha="center", fontsize=7)
+        ax.set_xticks(range(len(pairs)))
+        ax.set_xticklabels(["%s\n%d core" % (p["stack"], p["cores"]) for p, _ in pairs],
+                           fontsize=8)
+        ax.set_ylabel(ylabel)
+        ax.yaxis.set_major_formatter(mt.EngFormatter())
+        ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.12)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+    fig.suptitle("Busy polling vs blocking (echo; plain = busy, dotted = blocking)", fontsize=12)
+    fig.text(0.5, 0.01, _subtitle(doc), ha="center", fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 0.95))
+    return fig
+
+
+def plot_loss(plt, loss_doc, subtitle=""):
+    """Throughput against loss: loss_doc["points"] = [{"stack", "loss" (0..1),
+    "gbps" or "rps" summary {median, min, max}}]; one line per stack."""
+    pts = [p for p in loss_doc.get("points", []) if p.get("loss") is not None]
+    metric = "gbps" if any("gbps" in p for p in pts) else "rps"
+    stacks = [s for s in ORDER if any(p["stack"] == s for p in pts)] + \
+        sorted({p["stack"] for p in pts} - set(ORDER))
+    if not stacks:
+        return None
+    import matplotlib.ticker as mt
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    for st in stacks:
+        sp = sorted((p for p in pts if p["stack"] == st), key=lambda p: p["loss"])
+        xs = [100 * p["loss"] for p in sp]
+        med = [p[metric]["median"] for p in sp]
+        lo = [m - p[metric]["min"] for p, m in zip(sp, med)]
+        hi = [p[metric]["max"] - m for p, m in zip(sp, med)]
+        ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=3, label=st,
+                    color=COLORS.get(st))
+    ax.set_xlabel("frames lost, %")
+    ax.set_ylabel("Gbit/s" if metric == "gbps" else "requests/s")
+    ax.yaxis.set_major_formatter(mt.EngFormatter())
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Throughput under loss", fontsize=12)
+    if subtitle:
+        fig.text(0.5, 0.01, subtitle, ha="center", fontsize=7, color="#555555")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    return fig
 
 
 def plot_all(doc, outdir):
@@ -103,71 +282,30 @@ def plot_all(doc, outdir):
     os.makedirs(outdir, exist_ok=True)
     pts = doc["points"]
     written = []
+    rr = _ok(pts, workload="rr")
+    fig = _panels(plt, rr, "Echo request/response: requests/s (16 connections per core, "
+                  "busy poll)", doc, lambda ax, p: _grouped(ax, p, _rr_group, "rps"),
+                  "requests/s")
+    _save(plt, fig, outdir, "echo.png", "echo requests/s", written)
 
-    # 1. echo requests/s vs cores (64 B, busy)
-    rr = [p for p in _ok(pts, workload="rr") if p.get("size") == max(
-        [q.get("size", 0) for q in _ok(pts, workload="rr")] or [0])]
-    fig, ax = plt.subplots(figsize=(10, 5))
-    if rr and _lines_vs(ax, rr, "cores", "rps"):
-        ax.set_yscale("log")   # the stacks differ by 100x: every one readable
-        size = rr[0]["size"] if rr else 0
-        path = os.path.join(outdir, "rr_cores.png")
-        _finish(fig, ax, doc, "Echo request/response: requests/s vs cores (%d B, 16 conns/core)"
-                % size, "cores", "requests/s (log)", path)
-        written.append(("echo requests/s vs cores", path))
-    plt.close(fig)
-
-    # 2. latency percentiles at cores 1, 64 B, busy
-    lat = [p for p in rr if p["cores"] == 1 and p["poll"] == "busy"]
-    if lat:
-        fig, ax = plt.subplots(figsize=(10, 5))
-        names = _stacks(lat)
-        pcts = [("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9")]
-        w = 0.8 / len(pcts)
-        for j, (m, lab) in enumerate(pcts):
-            vals, los, his = [], [], []
-            for st in names:
-                p = next(q for q in lat if q["stack"] == st)
-                med, lo, hi = _med(p, m)
-                vals.append(med or 0)
-                los.append((med - lo) if med else 0)
-                his.append((hi - med) if med else 0)
-            xs = [i + (j - 1) * w for i in range(len(names))]
-            bars = ax.bar(xs, vals, w, yerr=[los, his], capsize=3, label=lab,
-                          color=["#4c72b0", "#dd8452", "#c44e52"][j])
-            for b, v in zip(bars, vals):
-                if v:
-                    ax.annotate(eng(v), (b.get_x() + b.get_width() / 2, v),
-                                textcoords="offset points", xytext=(0, 2), ha="center", fontsize=6)
-        ax.set_xticks(range(len(names)))
-        ax.set_xticklabels(names, fontsize=8)
-        ax.set_yscale("log")
-        path = os.path.join(outdir, "latency.png")
-        _finish(fig, ax, doc, "Echo latency percentiles (1 core, 16 conns, %d B, busy poll)"
-                % lat[0]["size"], "stack", "round-trip latency, us (log)", path)
-        written.append(("echo latency percentiles", path))
-        plt.close(fig)
-
-    # 3. HTTP requests/s vs cores
     http = _ok(pts, workload="http")
-    fig, ax = plt.subplots(figsize=(10, 5))
-    if _lines_vs(ax, http, "cores", "rps"):
-        ax.set_yscale("log")
-        path = os.path.join(outdir, "http.png")
-        _finish(fig, ax, doc, "HTTP keep-alive (151-byte response): requests/s vs cores",
-                "cores", "requests/s (log)", path)
-        written.append(("HTTP requests/s vs cores", path))
-    plt.close(fig)
+    fig = _panels(plt, http, "HTTP keep-alive, 151-byte response: requests/s (busy poll)",
+                  doc, lambda ax, p: _grouped(ax, p, _rr_group, "rps"), "requests/s")
+    _save(plt, fig, outdir, "http.png", "HTTP requests/s", written)
 
-    # 4. bulk Gbit/s vs flows
     bulk = _ok(pts, workload="bulk")
-    fig, ax = plt.subplots(figsize=(10, 5))
-    if _lines_vs(ax, bulk, "conns", "gbps"):
-        path = os.path.join(outdir, "bulk.png")
-        _finish(fig, ax, doc, "Bulk transfer (payload verified): Gbit/s vs flows",
-                "flows (TCP connections)", "Gbit/s", path)
-        written.append(("bulk Gbit/s vs flows", path))
-    plt.close(fig)
+    flows = lambda p: ((p["conns"],), "%d flow%s" % (p["conns"], "s" if p["conns"] > 1 else ""))
+    fig = _panels(plt, bulk, "Bulk transfer, every byte written, summed and checked: Gbit/s "
+                  "(hatched: tern's shortcuts)", doc,
+                  lambda ax, p: _grouped(ax, p, flows, "gbps"), "Gbit/s")
+    _save(plt, fig, outdir, "bulk.png", "bulk Gbit/s", written)
+
+    _save(plt, plot_latency(plt, doc, rr), outdir, "latency.png", "echo latency", written)
+    _save(plt, plot_poll(plt, doc, rr), outdir, "poll.png", "busy polling vs blocking",
+          written)
+    if doc.get("loss"):
+        _save(plt, plot_loss(plt, doc["loss"], _subtitle(doc)), outdir, "loss.png",
+              "throughput under loss", written)
     return written
 
 

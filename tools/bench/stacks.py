@@ -3,13 +3,18 @@
 A plan says which server to start (if any) and which client to run, as
 argv lists; in-process stacks (both ends in one program) have no server.
 
-  tern-mem       tern, both ends in one process over the mem driver
-  tern-afxdp     tern server on AF_XDP on a veth; kern client in the other netns
-  tern-afpacket  the same over AF_PACKET
-  kern-lo        the Linux kernel over loopback (echo and bulk: both ends in
-                 one process, like tern-mem; HTTP: kern-httpd and wrk)
-  kern-veth      the Linux kernel server on the same kind of veth
-  smoltcp-mem    smoltcp (crates.io), both ends in one thread, in-memory link
+Every stack has a kind, and figures are compared only within a kind:
+
+  in-memory (both ends in one thread over an in-memory link, no kernel):
+    tern-mem       tern over the mem driver
+    smoltcp-mem    smoltcp (crates.io), bench/peers/smoltcp
+    lwip-mem       lwIP (Debian's liblwip), bench/peers/lwip
+  real-path (a server on a veth in a namespace, the kernel's client in another):
+    tern-afxdp     tern server on AF_XDP
+    tern-afpacket  tern server on AF_PACKET
+    kern-veth      the Linux kernel server
+  loopback (a reference only: the kernel with both ends on this machine):
+    kern-lo        the Linux kernel over loopback
 """
 import os
 
@@ -18,6 +23,21 @@ from . import wrk
 WORKLOADS = ("rr", "http", "bulk")
 WORKLOAD_TITLES = {"rr": "request/response (echo)", "http": "HTTP (keep-alive GET)",
                    "bulk": "bulk transfer"}
+KINDS = ("in-memory", "real-path", "loopback")
+KIND_TITLES = {
+    "in-memory": "in-memory stacks (both ends in one thread, no kernel)",
+    "real-path": "real path (server on a veth, Linux client in another namespace)",
+    "loopback": "Linux loopback (reference only: not comparable with the others)",
+}
+
+# Bulk data paths beyond the application's (tern-mem only): extra flags, and
+# what the figure then leaves out. The default path is the application's.
+BULK_VARIANTS = {
+    "app-sum": (["--app-sum"], "the app hands the stack the payload's checksum"),
+    "rxsum": (["--offload", "rxsum"], "the link sums what it copies (CHECKSUM_COMPLETE)"),
+    "offload": (["--offload", "csum,tso,lro"],
+                "NIC checksums, TSO/LRO, payload passed by reference"),
+}
 
 
 class Plan:
@@ -89,12 +109,16 @@ def tern_poll(poll):
 
 class Stack:
     name = ""
-    family = ""        # tern | kern | smoltcp
+    family = ""        # tern | kern | smoltcp | lwip
     link = ""          # mem | loopback | veth
+    kind = ""          # one of KINDS: figures compare only within a kind
     description = ""
     max_cores = 64
     polls = ("busy", "block")
-    twin = None        # the Linux stack it is compared with
+    workloads = WORKLOADS
+    twin = None        # the stack it is compared with, of the same kind
+    # what to run when it is missing (shown in the error)
+    build_hint = "make (or cmake --build build)"
 
     def binaries(self, env):
         return []
@@ -112,9 +136,8 @@ class Stack:
 # --- in-process stacks -------------------------------------------------------
 
 class TernMem(Stack):
-    name, family, link = "tern-mem", "tern", "mem"
+    name, family, link, kind = "tern-mem", "tern", "mem", "in-memory"
     description = "tern, both ends in one process over the mem driver (every frame copied)"
-    twin = "kern-lo"
 
     def binaries(self, env):
         return [env.bin("tern-echo"), env.bin("tern-httpd"), env.bin("tern-bulk")]
@@ -130,12 +153,13 @@ class TernMem(Stack):
             return Plan(lambda d, n: [env.bin("tern-httpd"), "--conns", str(pt["conns"]),
                                       "--body-size", str(env.body_size)] + run_len(d, n) + common,
                         client_desc="built-in generator")
+        extra = BULK_VARIANTS[pt["variant"]][0] if pt.get("variant") else []
         return Plan(lambda d, n: [env.bin("tern-bulk"), "--conns", str(pt["conns"]),
-                                  "--bytes", str(pt["bytes"])] + common)
+                                  "--bytes", str(pt["bytes"])] + extra + common)
 
 
 class KernLo(Stack):
-    name, family, link = "kern-lo", "kern", "loopback"
+    name, family, link, kind = "kern-lo", "kern", "loopback", "loopback"
     description = "the Linux kernel over loopback (echo, bulk: both ends in one process; HTTP: wrk)"
 
     def binaries(self, env):
@@ -161,19 +185,23 @@ class KernLo(Stack):
                     port=port, kernel_server=True)
 
 
-class SmoltcpMem(Stack):
-    name, family, link = "smoltcp-mem", "smoltcp", "mem"
-    description = ("smoltcp 0.12 (crates.io), both ends in one thread over an in-memory "
-                   "link (bench/peers/smoltcp)")
+class PeerMem(Stack):
+    """A peer stack's program with both ends in one thread (echo, httpd,
+    bulk subcommands and tern's JSON), pinned to the stack's CPU."""
+    kind, link = "in-memory", "mem"
     max_cores = 1
     polls = ("busy",)
-    twin = "kern-lo"
+    twin = "tern-mem"
+
+    def program(self, env):
+        raise NotImplementedError
 
     def binaries(self, env):
-        return [env.smoltcp_bin] if env.smoltcp_bin else []
+        prog = self.program(env)
+        return [prog] if prog else []
 
     def plan(self, pt, env):
-        pin = ["taskset", "-c", cpulist(env.server_cpus(1)), env.smoltcp_bin]
+        pin = ["taskset", "-c", cpulist(env.server_cpus(1)), self.program(env)]
         w = pt["workload"]
         if w == "rr":
             return Plan(lambda d, n: pin + ["echo", "--conns", str(pt["conns"]), "--size",
@@ -186,6 +214,28 @@ class SmoltcpMem(Stack):
                                         str(pt["bytes"]), "--json"])
 
 
+class SmoltcpMem(PeerMem):
+    name, family = "smoltcp-mem", "smoltcp"
+    description = ("smoltcp 0.12 (crates.io), both ends in one thread over an in-memory "
+                   "link (bench/peers/smoltcp)")
+    build_hint = "cargo (rustup, or apt-get install cargo); tern bench builds the peer itself"
+
+    def program(self, env):
+        return env.smoltcp_bin
+
+
+class LwipMem(PeerMem):
+    name, family = "lwip-mem", "lwip"
+    description = ("lwIP 2.1 (Debian's liblwip, raw API), both ends in one thread over an "
+                   "in-memory link (bench/peers/lwip)")
+    workloads = ("rr", "bulk")
+    build_hint = ("apt-get install liblwip-dev (scripts/deps.sh), then "
+                  "cmake -S . -B build && cmake --build build --target lwip-peer")
+
+    def program(self, env):
+        return env.bin("lwip-peer")
+
+
 def run_len(duration, requests):
     """--requests N when given, else --duration S."""
     if requests:
@@ -196,7 +246,7 @@ def run_len(duration, requests):
 # --- veth stacks: a server on side t, the kernel's client on side k -----------
 
 class VethStack(Stack):
-    link = "veth"
+    link, kind = "veth", "real-path"
     twin = "kern-veth"
     prog = "tern"
 
@@ -288,5 +338,5 @@ class KernVeth(VethStack):
         return env.hosts("kern", cores)
 
 
-ALL = [TernMem(), TernAfxdp(), TernAfpacket(), KernLo(), KernVeth(), SmoltcpMem()]
+ALL = [TernMem(), SmoltcpMem(), LwipMem(), TernAfxdp(), TernAfpacket(), KernVeth(), KernLo()]
 BY_NAME = {s.name: s for s in ALL}
