@@ -6,6 +6,7 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -212,6 +213,43 @@ class Markdown(unittest.TestCase):
         self.assertIn("| tern-mem | 1 | 1 | app-sum | 10.00 [10.00-10.00] |", md)
 
 
+class Plots(unittest.TestCase):
+    """Each plot is written from a document (files, not looks: those are
+    checked by eye before results are committed)."""
+
+    def setUp(self):
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            self.skipTest("no matplotlib")
+
+    def test_plots_from_a_document(self):
+        from bench import plots
+        d = good_doc()
+        with tempfile.TemporaryDirectory() as out:
+            written = plots.plot_all(d, out)
+            names = sorted(os.path.basename(p) for _, p in written)
+            self.assertEqual(names, ["echo.png", "latency.png"])
+            for _, p in written:
+                with open(p, "rb") as f:
+                    self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_loss_plot(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from bench import plots
+        s = lambda v: {"median": v, "min": v * 0.9, "max": v * 1.1}
+        doc = {"points": [{"stack": st, "loss": l, "gbps": s(g)}
+                          for st, k in (("tern-mem", 10.0), ("kern-veth", 4.0))
+                          for l, g in ((0.0, k), (0.01, k / 2), (0.05, k / 8))]}
+        fig = plots.plot_loss(plt, doc)
+        self.assertIsNotNone(fig)
+        self.assertEqual(len(fig.axes[0].get_legend().get_texts()), 2)
+        plt.close(fig)
+        self.assertIsNone(plots.plot_loss(plt, {"points": []}))
+
+
 class Flags(unittest.TestCase):
     def run_cli(self, *argv):
         err = io.StringIO()
@@ -248,12 +286,23 @@ class Flags(unittest.TestCase):
         cli.settle_options(a)
         self.assertEqual(a.out, "/tmp/b/bench")
 
+    def test_unbuilt_tree_is_one_clear_error(self):
+        rc, err = self.run_cli("--quick", "--quiet", "--build-dir", "/nonexistent/build",
+                               "--no-callgrind")
+        self.assertEqual(rc, 1)
+        self.assertEqual(err.splitlines(), [
+            "tern bench: /nonexistent/build is not built (run: make, or cmake -S . -B "
+            "/nonexistent/build -G Ninja && cmake --build /nonexistent/build; or give "
+            "--build-dir)", "tern bench: nothing measured"])
+
     def test_unbuilt_stack_is_an_error(self):
-        rc, err = self.run_cli("--quick", "--quiet", "--stacks", "tern-mem,lwip-mem",
-                               "--build-dir", "/nonexistent/build", "--no-callgrind")
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "bin"))
+            rc, err = self.run_cli("--quick", "--quiet", "--stacks", "tern-mem,lwip-mem",
+                                   "--build-dir", d, "--no-callgrind")
         self.assertEqual(rc, 1)
         self.assertIn("cannot run tern-mem: not built", err)
-        self.assertIn("cmake --build", err)           # what to run
+        self.assertIn("run: make", err)               # what to run
         self.assertIn("cannot run lwip-mem", err)
         self.assertIn("liblwip-dev", err)
         self.assertIn("nothing measured", err)

@@ -212,10 +212,16 @@ def unbuilt(a, env):
     """{stack: info} of the requested stacks whose programs are missing:
     checked before anything slow (a cargo build, the test hosts) runs."""
     out = {}
+    if not os.path.isdir(a.bin_dir):
+        where = os.path.relpath(a.build_dir) if a.build_dir.startswith(REPO) else a.build_dir
+        out["*"] = {"available": False, "reason": "%s is not built" % where,
+                    "fix": "run: make, or cmake -S . -B %s -G Ninja && cmake --build %s; "
+                           "or give --build-dir" % (where, where)}
+        return out
     for st in a.stack_objs:
         if st.name == "smoltcp-mem":
             continue                    # built by find_available
-        missing = [b for b in st.binaries(env) if not os.path.exists(b)]
+        missing = sorted(set(b for b in st.binaries(env) if not os.path.exists(b)))
         if missing:
             out[st.name] = {"available": False, "fix": st.build_hint, "reason": "not built: %s"
                             % ", ".join(os.path.relpath(m, REPO) if m.startswith(REPO) else m
@@ -272,7 +278,11 @@ def refusals(avail):
             fix = info.get("fix") or (
                 "run as root, or leave it out of --stacks" if "root" in info.get("reason", "")
                 else "see the reason; leave it out of --stacks to go without it")
-            lines.append("tern bench: cannot run %s: %s (%s)" % (name, info.get("reason"), fix))
+            if name == "*":
+                lines.append("tern bench: %s (%s)" % (info["reason"], fix))
+            else:
+                lines.append("tern bench: cannot run %s: %s (%s)" % (name, info.get("reason"),
+                                                                     fix))
     return lines
 
 

@@ -118,7 +118,7 @@ class Stack:
     workloads = WORKLOADS
     twin = None        # the stack it is compared with, of the same kind
     # what to run when it is missing (shown in the error)
-    build_hint = "make (or cmake --build build)"
+    build_hint = "run: make, or cmake --build build"
 
     def binaries(self, env):
         return []
@@ -229,7 +229,7 @@ class LwipMem(PeerMem):
     description = ("lwIP 2.1 (Debian's liblwip, raw API), both ends in one thread over an "
                    "in-memory link (bench/peers/lwip)")
     workloads = ("rr", "bulk")
-    build_hint = ("apt-get install liblwip-dev (scripts/deps.sh), then "
+    build_hint = ("run: apt-get install liblwip-dev (scripts/deps.sh), then "
                   "cmake -S . -B build && cmake --build build --target lwip-peer")
 
     def program(self, env):
