@@ -540,6 +540,23 @@ void tern_set_user(tern_stack *st, void *user);
 void *tern_get_user(const tern_stack *st);
 
 /* ------------------------------------------------------------------------ */
+/* Neighbors (ARP)                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A static neighbor: frames to `ip` (a host on the subnet, or the gateway)
+ * go to `mac` without ARP, and nothing received changes or expires the
+ * entry. Replaces a learned entry for ip (frames waiting for its
+ * resolution leave at once). Returns 0, -TERN_EINVAL for an address that
+ * is no unicast host or a multicast MAC, or -TERN_ENOMEM when the cache
+ * slots ip may use all hold static entries (cfg.arp_entries sizes it).
+ */
+int tern_neigh_add_static(tern_stack *st, uint32_t ip, const uint8_t mac[6]);
+/* Forget the neighbor entry of ip, static or learned (frames waiting for
+ * it are dropped). Returns 0, or -TERN_EINVAL when there is none. */
+int tern_neigh_del(tern_stack *st, uint32_t ip);
+
+/* ------------------------------------------------------------------------ */
 /* UDP                                                                       */
 /* ------------------------------------------------------------------------ */
 
@@ -712,7 +729,8 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
     X(arp_request_out) X(arp_reply_out) X(arp_drop_short)                  \
     X(arp_drop_format) X(arp_drop_not_ours) X(arp_drop_bad_sender)         \
     X(arp_drop_addr_conflict) X(arp_cache_full) X(arp_pending_full)        \
-    X(arp_pending_expired) X(arp_entries_expired)                          \
+    X(arp_pending_expired) X(arp_entries_expired) X(arp_evicted)           \
+    X(arp_request_limited) X(arp_resolve_failed)                           \
     /* IPv4 */                                                              \
     X(ip_in) X(ip_out) X(ip_drop_short) X(ip_drop_version)                 \
     X(ip_drop_hdr_len) X(ip_drop_total_len) X(ip_drop_csum)                \
@@ -727,7 +745,8 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
     X(icmp_in) X(icmp_out) X(icmp_drop_short) X(icmp_drop_csum)            \
     X(icmp_echo_in) X(icmp_echo_reply_out) X(icmp_echo_reply_in)           \
     X(icmp_unreach_out) X(icmp_rate_limited) X(icmp_error_in)              \
-    X(icmp_drop_type)                                                       \
+    X(icmp_drop_type) X(icmp_drop_quote) X(icmp_drop_quote_seq)            \
+    X(icmp_pmtu_floored)                                                   \
     /* UDP */                                                               \
     X(udp_in) X(udp_out) X(udp_drop_short) X(udp_drop_len)                 \
     X(udp_drop_csum) X(udp_drop_no_port) X(udp_drop_port0)                 \

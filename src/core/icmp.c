@@ -10,6 +10,7 @@
 #define ICMP_PARAM_PROBLEM 12
 #define ICMP_HDR_LEN 8
 #define ICMP_QUOTE_MAX 64     /* bytes of the offending transport header */
+#define ICMP_FRAG_NEEDED 4    /* destination unreachable code */
 
 static bool is_error_type(uint8_t type)
 {
@@ -26,20 +27,31 @@ static void icmp_finish(tern_stack *st, tern_buf *b, uint32_t dst)
     ip4_output(st, b, 0, dst, IP_PROTO_ICMP, 0);
 }
 
-/* An error quoting one of our datagrams: pass TCP's to TCP. */
+/* An error quoting one of our datagrams: pass TCP's to TCP (which takes
+ * it only when the quoted sequence number is in flight, RFC 5927). */
 static void icmp_error_input(tern_stack *st, const uint8_t *m, uint32_t len)
 {
     CTR(st, icmp_error_in);
     const uint8_t *q = m + ICMP_HDR_LEN;
     uint32_t qlen = len - ICMP_HDR_LEN;
-    if (qlen < IP4_HDR_LEN || (q[0] >> 4) != 4)
-        return;
-    uint32_t qhl = (uint32_t)(q[0] & 0xf) * 4;
+    uint32_t qhl = qlen >= IP4_HDR_LEN ? (uint32_t)(q[0] & 0xf) * 4 : 0;
     /* The quote must hold the IP header and 8 bytes of TCP (the ports and
      * sequence number), and be from us. */
-    if (qhl < IP4_HDR_LEN || qlen < qhl + 8 || rd32(q + 12) != st->cfg.ip)
+    if (qlen < IP4_HDR_LEN || (q[0] >> 4) != 4 || qhl < IP4_HDR_LEN ||
+        qlen < qhl + 8 || rd32(q + 12) != st->cfg.ip) {
+        CTR(st, icmp_drop_quote);
         return;
-    uint32_t mtu = m[0] == ICMP_UNREACH && m[1] == 4 ? rd16(m + 6) : 0;
+    }
+    uint32_t mtu = 0;
+    if (m[0] == ICMP_UNREACH && m[1] == ICMP_FRAG_NEEDED) {
+        /* A path MTU under the floor (a forged or broken error) would cut
+         * a connection to tiny segments: never below IP4_MIN_PMTU. */
+        mtu = rd16(m + 6);
+        if (mtu < IP4_MIN_PMTU) {
+            CTR(st, icmp_pmtu_floored);
+            mtu = IP4_MIN_PMTU;
+        }
+    }
     if (q[9] == IP_PROTO_TCP)
         tcp_icmp_error(st, m[0], m[1], mtu, q, qlen);
 }

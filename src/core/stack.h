@@ -15,6 +15,9 @@
 #define IP4_HDR_LEN 20
 #define IP_FLAG_DF 0x4000
 #define IP_TTL 64
+/* The smallest path MTU an ICMP "fragmentation needed" can set: Linux's
+ * min_pmtu, 512 bytes of TCP payload behind 40 bytes of headers. */
+#define IP4_MIN_PMTU 552
 
 #define CTR(st, name) ((st)->ctr.name++)
 
@@ -65,6 +68,11 @@ struct tern_stack {
     struct arp_pending *arp_wait;
     uint32_t arp_gen;         /* bumped when a resolved MAC changes or goes */
     uint64_t arp_next_scan;
+    uint32_t arp_incomplete;  /* INCOMPLETE entries */
+    uint32_t arp_nwait;       /* frames in arp_wait */
+    uint32_t arp_wait_hint;   /* where to look for a free arp_wait slot */
+    uint32_t arp_tokens;      /* broadcast requests allowed now */
+    uint64_t arp_tok_at;      /* when the tokens were last counted */
 
     /* ICMP error rate limiter (token bucket, icmp.c). */
     uint32_t icmp_tokens;

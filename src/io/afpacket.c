@@ -79,6 +79,7 @@ typedef struct afp_dev {
     bool promisc;
     afp_queue *q;
     uint64_t csum_completed;         /* partial checksums finished */
+    uint64_t rx_drop_vlan;           /* tagged frames (also in rx_drops) */
 } afp_dev;
 
 const tern_driver tern_driver_afpacket;
@@ -380,6 +381,14 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
         if (caplen != h->tp_len || caplen > room ||
             h->tp_mac + caplen > q->rx.frame_size) {
             /* Truncated by the ring or larger than a buffer: drop. */
+            d->base.rx_drops++;
+            tern_pool_release(pool, b);
+        } else if ((st & TP_STATUS_VLAN_VALID) && (h->tp_vlan_tci & 0xfff)) {
+            /* The kernel took a VLAN tag off into the slot's metadata:
+             * the frame is for a VLAN, and tern is on none. Dropped as
+             * Linux drops it (other host); a priority tag (VLAN 0) is
+             * no VLAN and passes. */
+            d->rx_drop_vlan++;
             d->base.rx_drops++;
             tern_pool_release(pool, b);
         } else {

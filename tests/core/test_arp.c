@@ -1,5 +1,6 @@
-/* ARP: replies, learning rules, malformed packets, resolution with a
- * pending queue, retries, expiry and the cache bound. */
+/* ARP and the neighbor cache: replies, learning rules, malformed packets,
+ * resolution with bounded queues, retries, STALE probing and expiry,
+ * eviction order and rate limits under a flood, static entries. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,8 @@
 
 #define C(t) tern_get_counters((t)->st)
 static const uint8_t ZERO[6];
+static const uint8_t BCAST[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+static const uint8_t *eth_bcast_mac(void) { return BCAST; }
 
 static void test_reply_to_request(void **state)
 {
@@ -109,9 +112,9 @@ static void test_retry_and_give_up(void **state)
         t->now += TERN_NS_PER_SEC;
         th_poll(t);
     }
-    assert_int_equal(C(t)->arp_request_out, 3);   /* 3 tries */
+    assert_int_equal(C(t)->arp_request_out, 3);   /* 3 tries, 1 s apart */
     assert_int_equal(C(t)->arp_pending_expired, 2);
-    assert_int_equal(C(t)->arp_entries_expired, 1);
+    assert_int_equal(C(t)->arp_resolve_failed, 1);
     assert_int_equal(th_free(t), 0);
 }
 
@@ -121,9 +124,14 @@ static void test_bounds(void **state)
 {
     (void)state;
     th *t = th_new(small_pending);
+    /* at most 3 frames wait on one address */
     for (int i = 0; i < 10; i++)
         tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
-    assert_int_equal(C(t)->arp_pending_full, 6);
+    assert_int_equal(C(t)->arp_pending_full, 7);
+    /* and cfg.arp_pending (4) in all */
+    tern_udp_send(t->st, 1, TERN_IP4(198, 18, 0, 9), 2, "x", 1);
+    tern_udp_send(t->st, 1, TERN_IP4(198, 18, 0, 9), 2, "x", 1);
+    assert_int_equal(C(t)->arp_pending_full, 8);
     /* a flood of requests from 1000 different senders: cache stays bounded
      * (evictions counted) and every request is still answered */
     uint8_t f[64];
@@ -133,7 +141,7 @@ static void test_bounds(void **state)
         th_input(t, f, th_arp(f, 1, mac, TERN_IP4(198, 18, 1, 0) + i, ZERO, TH_IP));
     }
     assert_int_equal(C(t)->arp_reply_out, 1000);
-    assert_true(C(t)->arp_cache_full >= 990);
+    assert_true(C(t)->arp_evicted >= 990);
     th_clear(t);
     for (int i = 0; i < 6; i++) {
         t->now += TERN_NS_PER_SEC;
@@ -142,9 +150,9 @@ static void test_bounds(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
-/* A learned entry is refreshed after its reachable time and forgotten when
- * nobody answers the refresh. */
-static void test_expiry(void **state)
+/* Past its reachable time an entry is STALE: still used, and probed
+ * (unicast) when used; forgotten when 3 probes go unanswered. */
+static void test_stale_probe_unanswered(void **state)
 {
     (void)state;
     th *t = th_new(NULL);
@@ -153,20 +161,220 @@ static void test_expiry(void **state)
     th_clear(t);
     t->now += 61 * TERN_NS_PER_SEC;
     th_poll(t);                    /* calls outside input use poll's time */
+    assert_int_equal(t->nout, 0);  /* unused: no probe */
     tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);   /* still sent... */
     tern_flush(t->st);
-    assert_int_equal(t->nout, 2);                      /* ...plus a refresh */
+    assert_int_equal(t->nout, 2);                      /* ...plus a probe */
     assert_int_equal(C(t)->arp_request_out, 1);
-    t->now += 11 * TERN_NS_PER_SEC;
-    th_poll(t);
+    assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);
+    assert_memory_equal(t->out[0], TH_PEER_MAC, 6);    /* unicast */
+    assert_int_equal(th_rd16(t->out[1] + 12), 0x0800);
+    for (int i = 0; i < 4; i++) {
+        t->now += TERN_NS_PER_SEC;
+        th_poll(t);
+    }
+    assert_int_equal(C(t)->arp_request_out, 3);
     assert_int_equal(C(t)->arp_entries_expired, 1);
-    assert_int_equal(t->nout, 2);      /* the refresh was not repeated */
     th_clear(t);
     tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);   /* must ask again */
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);
+    assert_memory_equal(t->out[0], "\xff\xff\xff\xff\xff\xff", 6);
     th_input(t, f, th_arp(f, 2, TH_PEER_MAC, TH_PEER_IP, TH_MAC, TH_IP));
+    assert_int_equal(th_free(t), 0);
+}
+
+/* A probe answered makes the entry REACHABLE again: no more probes. */
+static void test_stale_probe_answered(void **state)
+{
+    (void)state;
+    th *t = th_new(NULL);
+    uint8_t f[64];
+    th_input(t, f, th_arp(f, 1, TH_PEER_MAC, TH_PEER_IP, ZERO, TH_IP));
+    t->now += 61 * TERN_NS_PER_SEC;
+    th_poll(t);
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+    assert_int_equal(C(t)->arp_request_out, 1);
+    th_input(t, f, th_arp(f, 2, TH_PEER_MAC, TH_PEER_IP, TH_MAC, TH_IP));
+    for (int i = 0; i < 30; i++) {
+        t->now += TERN_NS_PER_SEC;
+        th_poll(t);
+        tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+        tern_flush(t->st);
+    }
+    assert_int_equal(C(t)->arp_request_out, 1);
+    assert_int_equal(C(t)->arp_entries_expired, 0);
+    assert_int_equal(C(t)->udp_out, 31);
+    /* an entry nobody uses is forgotten a while after going STALE */
+    t->now += 200 * TERN_NS_PER_SEC;
+    th_poll(t);
+    assert_int_equal(C(t)->arp_entries_expired, 1);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* The subnet 198.18.0.0/15 on-link, a small cache. */
+static void flood_cfg(tern_config *c)
+{
+    c->prefix_len = 15;
+    c->arp_entries = 16;
+}
+
+static uint32_t flood_ip(uint32_t i)
+{
+    return TERN_IP4(198, 19, 0, 0) + 1 + i % 65000;
+}
+
+/* A live peer learned from its request and in use */
+static void peer_in_use(th *t)
+{
+    uint8_t f[64];
+    th_input(t, f, th_arp(f, 1, TH_PEER_MAC, TH_PEER_IP, ZERO, TH_IP));
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+}
+
+/* Sends to a peer leave at once to its MAC, with no ARP. */
+static void assert_peer_direct(th *t)
+{
+    th_clear(t);
+    uint64_t req = C(t)->arp_request_out;
+    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, "y", 1), 0);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 1);
+    assert_int_equal(th_rd16(t->out[0] + 12), 0x0800);
+    assert_memory_equal(t->out[0], TH_PEER_MAC, 6);
+    assert_int_equal(C(t)->arp_request_out, req);
+}
+
+/* Traffic to thousands of unresolvable addresses (what a spoofed SYN
+ * flood makes: a SYN-ACK to each source) never evicts a REACHABLE entry
+ * in use, keeps the INCOMPLETE entries and the queued frames bounded, and
+ * sends at most ~100 broadcast requests a second overall. */
+static void test_flood_keeps_live_peer(void **state)
+{
+    (void)state;
+    th *t = th_new(flood_cfg);
+    peer_in_use(t);
+    uint32_t n = 0;
+    for (int round = 0; round < 10; round++) {
+        for (int i = 0; i < 2000; i++, n++)
+            tern_udp_send(t->st, 1, flood_ip(n), 9, "s", 1);
+        tern_flush(t->st);
+        assert_peer_direct(t);
+        assert_true(t->bufs_out <= 64);            /* cfg.arp_pending */
+        t->now += TERN_NS_PER_SEC;
+        th_poll(t);
+    }
+    const tern_counters *c = C(t);
+    /* 100 at once, then 100 a second (11 s of token time), with margin */
+    assert_true(c->arp_request_out >= 100);
+    assert_true(c->arp_request_out <= 1300);
+    assert_true(c->arp_request_limited > 0);
+    assert_true(c->arp_evicted + c->arp_cache_full >= 19000);
+    assert_true(c->arp_pending_expired > 0);
+    /* the flood's entries fail and go; the peer stays */
+    for (int i = 0; i < 5; i++) {
+        t->now += TERN_NS_PER_SEC;
+        th_poll(t);
+    }
+    assert_true(C(t)->arp_resolve_failed > 0);
+    assert_peer_direct(t);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* At most half the table is INCOMPLETE: a new address that finds only
+ * resolved entries in its probe window is refused, not resolved. */
+static void test_incomplete_bound(void **state)
+{
+    (void)state;
+    th *t = th_new(flood_cfg);
+    uint8_t f[64];
+    /* 8 learned peers (not yet used) */
+    for (uint32_t i = 0; i < 8; i++) {
+        uint8_t mac[6] = {2, 9, 0, 0, 0, (uint8_t)i};
+        th_input(t, f, th_arp(f, 1, mac, TERN_IP4(198, 18, 5, 1) + i, ZERO, TH_IP));
+        tern_udp_send(t->st, 1, TERN_IP4(198, 18, 5, 1) + i, 2, "u", 1);
+    }
+    for (uint32_t i = 0; i < 200; i++)
+        tern_udp_send(t->st, 1, flood_ip(i), 9, "s", 1);
+    tern_flush(t->st);
+    /* 16 slots: 8 in use stay, the flood shares the other 8 */
+    assert_true(C(t)->arp_evicted + C(t)->arp_cache_full >= 192);
+    th_clear(t);
+    for (uint32_t i = 0; i < 8; i++)
+        tern_udp_send(t->st, 1, TERN_IP4(198, 18, 5, 1) + i, 2, "u", 1);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 8);
+    for (unsigned i = 0; i < t->nout; i++)
+        assert_int_equal(th_rd16(t->out[i] + 12), 0x0800);
+    /* the INCOMPLETE ones left fail: at most 8 of them */
+    th_advance_us(t, 5000000);
+    assert_true(C(t)->arp_resolve_failed >= 1);
+    assert_true(C(t)->arp_resolve_failed <= 8);
+    assert_int_equal(th_free(t), 0);
+}
+
+static void test_static(void **state)
+{
+    (void)state;
+    th *t = th_new(flood_cfg);
+    static const uint8_t smac[6] = {2, 0x55, 0, 0, 0, 1};
+    uint8_t f[64];
+    assert_int_equal(tern_neigh_add_static(t->st, 0, smac), -TERN_EINVAL);
+    assert_int_equal(tern_neigh_add_static(t->st, TERN_IP4(224, 0, 0, 1), smac),
+                     -TERN_EINVAL);
+    assert_int_equal(tern_neigh_add_static(t->st, TH_IP, smac), -TERN_EINVAL);
+    assert_int_equal(tern_neigh_add_static(t->st, TH_PEER_IP, eth_bcast_mac()),
+                     -TERN_EINVAL);
+    /* a frame waiting for resolution leaves when the static entry comes */
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "w", 1);
+    assert_int_equal(tern_neigh_add_static(t->st, TH_PEER_IP, smac), 0);
+    tern_flush(t->st);
+    th_clear(t);
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 1);
+    assert_memory_equal(t->out[0], smac, 6);
+    assert_int_equal(C(t)->udp_out, 2);
+    /* the wire cannot change it; time does not expire it */
+    th_input(t, f, th_arp(f, 2, TH_PEER_MAC, TH_PEER_IP, TH_MAC, TH_IP));
+    th_input(t, f, th_arp(f, 1, TH_PEER_MAC, TH_PEER_IP, ZERO, TH_IP));
+    for (int i = 0; i < 300; i++) {
+        t->now += TERN_NS_PER_SEC;
+        th_poll(t);
+    }
+    th_clear(t);
+    uint64_t req = C(t)->arp_request_out;
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 1);
+    assert_memory_equal(t->out[0], smac, 6);
+    assert_int_equal(C(t)->arp_request_out, req);
+    /* nor a flood */
+    for (uint32_t i = 0; i < 5000; i++)
+        tern_udp_send(t->st, 1, flood_ip(i), 9, "s", 1);
+    th_clear(t);
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+    assert_memory_equal(t->out[t->nout - 1], smac, 6);
+    /* deleted: resolved by ARP again */
+    assert_int_equal(tern_neigh_del(t->st, TH_PEER_IP), 0);
+    assert_int_equal(tern_neigh_del(t->st, TH_PEER_IP), -TERN_EINVAL);
+    th_advance_us(t, 5000000);
+    th_clear(t);
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 1);
+    assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);
+    th_input(t, f, th_arp(f, 2, TH_PEER_MAC, TH_PEER_IP, TH_MAC, TH_IP));
+    /* a table of statics: the 17th has nowhere to go */
+    int refused = 0;
+    for (uint32_t i = 0; i < 17; i++)
+        refused += tern_neigh_add_static(t->st, TERN_IP4(198, 18, 7, 1) + i,
+                                         smac) == -TERN_ENOMEM;
+    assert_true(refused >= 1);
     assert_int_equal(th_free(t), 0);
 }
 
@@ -178,7 +386,11 @@ int main(void)
         cmocka_unit_test(test_foreign_traffic_not_learned),
         cmocka_unit_test(test_retry_and_give_up),
         cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_expiry),
+        cmocka_unit_test(test_stale_probe_unanswered),
+        cmocka_unit_test(test_stale_probe_answered),
+        cmocka_unit_test(test_flood_keeps_live_peer),
+        cmocka_unit_test(test_incomplete_bound),
+        cmocka_unit_test(test_static),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -265,8 +265,10 @@ void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
     uint32_t seq = rd32(t + 4);
     /* RFC 5927: only errors quoting data we have in flight */
     if (c->state != TERN_TCP_SYN_SENT &&
-        (seq_lt(seq, c->snd_una) || seq_ge(seq, c->snd_max)))
+        (seq_lt(seq, c->snd_una) || seq_ge(seq, c->snd_max))) {
+        CTR(st, icmp_drop_quote_seq);
         return;
+    }
     if (type == 3 && code == 4 && mtu >= 68) {
         uint32_t mss = mtu - IP4_HDR_LEN - TCP_HDR_LEN;
         if (c->flags & TF_TS)
