@@ -241,8 +241,8 @@ def make_plot(doc, jpath, png):
 def main(argv):
     p = parser()
     a = p.parse_args(argv)
-    a.requests_n = a.requests or (20000 if a.quick else 100000)
-    a.repeat_n = a.repeat or (1 if a.quick else 3)
+    a.requests_n = a.requests if a.requests is not None else (20000 if a.quick else 100000)
+    a.repeat_n = a.repeat if a.repeat is not None else (1 if a.quick else 3)
     stacks = [s for s in a.stacks.split(",") if s]
     bad = [s for s in stacks if s not in STACKS]
     if bad or a.requests_n < 1000 or not 1 <= a.repeat_n <= 50:

@@ -1,0 +1,51 @@
+"""tools/bench/kv.py without running anything: bad flags exit 2, and the
+ratios and table come from the points as given."""
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.join(HERE, "..", "..", "tools")
+sys.path.insert(0, TOOLS)
+from bench import kv  # noqa: E402
+
+
+def point(stack, depth, test, rps, per_cpu):
+    return {"stack": stack, "depth": depth, "test": test, "status": "ok",
+            "rps": rps, "requests_per_cpu_s": per_cpu, "runs": []}
+
+
+class BenchKv(unittest.TestCase):
+    def test_bad_flags(self):
+        for args in (["--repeat", "0"], ["--stacks", "nginx"],
+                     ["--requests", "10"]):
+            r = subprocess.run([sys.executable, os.path.join(TOOLS, "tern"),
+                                "bench", "kv"] + args, capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn("tern bench kv: error", r.stderr)
+
+    def test_ratio_and_table(self):
+        pts = [point("tern-afxdp", 1, "get", 30000, 300000),
+               point("redis", 1, "get", 20000, 100000),
+               {"stack": "kern", "depth": 1, "test": "get",
+                "status": "failed", "reason": "no PONG"}]
+        self.assertAlmostEqual(kv.ratio(pts, "tern-afxdp", "redis", 1, "get"),
+                               1.5)
+        self.assertAlmostEqual(kv.ratio(pts, "tern-afxdp", "redis", 1, "get",
+                                        "requests_per_cpu_s"), 3.0)
+        self.assertIsNone(kv.ratio(pts, "kern", "redis", 1, "get"))
+        doc = {"generated_at": "now", "git": "abc",
+               "conditions": {"server_cpu": 1, "client_cpu": 0, "repeat": 3,
+                              "loadavg_start": [1, 1, 1],
+                              "loadavg_end": [1, 1, 1]},
+               "points": pts, "outputs": {"png": "/x/y-kv.png"}}
+        md = kv.markdown(doc)
+        self.assertIn("| tern-afxdp | 1 | GET | 30000 | 300000 | 1.50x |", md)
+        self.assertIn("| kern | 1 | GET | failed: no PONG |", md)
+        self.assertIn("y-kv.png", md)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
