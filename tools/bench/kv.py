@@ -13,7 +13,7 @@ requests/s, and the requests per busy CPU-second of the server process
 (its user + system time over the run, from /proc/<pid>/stat; time the
 kernel spends for it in softirq on other CPUs is not in it).
 
-Writes <out>/<stem>-kv.json, .md and .png (default out bench/results,
+Writes <out>/<stem>-kv.json, .md and .png (default out build/bench,
 stem <date>-<host>). Exit 0 when every point ran, 1 when one failed, 2 on
 bad flags."""
 import argparse
@@ -48,7 +48,8 @@ def parser():
     p.add_argument("--stacks", metavar="LIST", default=",".join(STACKS),
                    help="comma-separated, from %s" % ",".join(STACKS))
     p.add_argument("--build-dir", metavar="DIR", default=os.path.join(REPO, "build"))
-    p.add_argument("--out", metavar="DIR", default=os.path.join(REPO, "bench", "results"))
+    p.add_argument("--out", metavar="DIR",
+                   help="where to write the results (default BUILD/bench, in the build tree)")
     p.add_argument("--name", metavar="STEM", help="file name stem (default <date>-<host>)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
@@ -251,6 +252,7 @@ def main(argv):
             "unknown stacks %s" % bad if bad else "--requests >= 1000, --repeat 1..50"))
         return 2
     a.bin_dir = os.path.join(os.path.abspath(a.build_dir), "bin")
+    a.out = a.out or os.path.join(os.path.abspath(a.build_dir), "bench")
     if os.geteuid() != 0:
         sys.stderr.write("tern bench kv: needs root (network namespaces)\n")
         return 1
