@@ -258,8 +258,8 @@ static int add_to(kv_ctx *cx, bytebuf *out, int64_t by)
     }
     v += by;
     char num[24];
-    int n = snprintf(num, sizeof num, "%lld", (long long)v);
-    e = kv_put(s, st, ARG(1), h, num, (size_t)n, at);
+    size_t n = resp_fmt_i64(num, v);
+    e = kv_put(s, st, ARG(1), h, num, n, at);
     kv_unlock(st);
     if (e)
         resp_int(out, v);

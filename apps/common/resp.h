@@ -44,6 +44,9 @@ void resp_bulk(bytebuf *out, const char *p, size_t n);     /* $n p */
 void resp_nil(bytebuf *out);                               /* $-1 */
 void resp_array(bytebuf *out, size_t n);                   /* *n */
 
+/* Write v in decimal at buf (at least 20 bytes); returns its length. */
+size_t resp_fmt_i64(char *buf, int64_t v);
+
 /* Case-insensitive: does argument a[0..n) spell the word w (ASCII)? */
 int resp_is(const char *a, size_t n, const char *w);
 
