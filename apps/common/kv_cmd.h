@@ -32,6 +32,8 @@ typedef struct kv_ctx {
     int64_t now_ms;                     /* the loop's clock, milliseconds */
     _Atomic uint64_t commands, conns_opened, conns_closed;
     _Atomic uint64_t bytes_in, bytes_out;
+    _Atomic uint64_t bytes_copied;      /* input kept: split requests,
+                                           input behind unsent replies */
     unsigned sweep_cursor;
     int64_t next_sweep_ms;
     resp_req req;                       /* the request being served */

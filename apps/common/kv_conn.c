@@ -43,6 +43,14 @@ static size_t serve(kv_conn *kc, kv_ctx *cx, const char *p, size_t n,
     return i;
 }
 
+bool kv_conn_keep(kv_conn *kc, kv_ctx *cx, const char *data, size_t n)
+{
+    if (!bb_append(&kc->in, data, n, SIZE_MAX))
+        return false;
+    kv_count(&cx->bytes_copied, n);
+    return true;
+}
+
 int kv_conn_input(kv_conn *kc, kv_ctx *cx, const char *data, size_t n,
                   bytebuf *out)
 {
@@ -52,11 +60,14 @@ int kv_conn_input(kv_conn *kc, kv_ctx *cx, const char *data, size_t n,
     if (!kc->in.len) {
         /* The usual case: requests served where they arrived. */
         size_t used = serve(kc, cx, data, n, out, &st);
-        if (used < n && !bb_append(&kc->in, data + used, n - used, SIZE_MAX))
-            goto no_memory;
+        if (used < n) {
+            if (!bb_append(&kc->in, data + used, n - used, SIZE_MAX))
+                goto no_memory;
+            kv_count(&cx->bytes_copied, n - used);
+        }
         return st;
     }
-    if (n && !bb_append(&kc->in, data, n, SIZE_MAX))
+    if (n && !kv_conn_keep(kc, cx, data, n))
         goto no_memory;
     /* A large value arriving: wait until all of it is here. */
     if (kc->need && kc->in.len < kc->need && out->len < KV_OUT_PAUSE)

@@ -34,6 +34,9 @@ enum {
  * 0), appending the replies to out. What cannot be served yet is kept. */
 int kv_conn_input(kv_conn *kc, kv_ctx *cx, const char *data, size_t n,
                   bytebuf *out);
+/* Keep data for later without serving it (behind unsent replies); false
+ * when out of memory. */
+bool kv_conn_keep(kv_conn *kc, kv_ctx *cx, const char *data, size_t n);
 void kv_conn_free(kv_conn *kc);
 
 #endif

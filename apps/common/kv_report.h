@@ -22,6 +22,9 @@ static inline void kv_report(report *rp, kv_server *srv, const kv_opts *ko)
     rep_u64(rp, "oom_rejections", atomic_load(&srv->store->oom));
     rep_u64(rp, "bytes_in", kv_total(srv, offsetof(kv_ctx, bytes_in)));
     rep_u64(rp, "bytes_out", kv_total(srv, offsetof(kv_ctx, bytes_out)));
+    /* Input not served in place (zero copy): requests split across
+     * segments, and input kept behind unsent replies. */
+    rep_u64(rp, "bytes_copied", kv_total(srv, offsetof(kv_ctx, bytes_copied)));
 }
 
 #endif

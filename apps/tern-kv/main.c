@@ -35,11 +35,12 @@ static kv_opts ko;
 static kv_server *srv;
 static __thread bytebuf scratch;   /* the replies of one callback */
 
-/* Send replies, behind any backlog; keep what the send buffer refuses. */
-static void transmit(tern_stack *st, tern_conn *c, kvc *k, const bytebuf *b)
+/* Send replies, behind any backlog; keep what the send buffer refuses.
+ * false when memory ran out and the connection was aborted (k is gone). */
+static bool transmit(tern_stack *st, tern_conn *c, kvc *k, const bytebuf *b)
 {
     if (!b->len)
-        return;
+        return true;
     kv_count(&k->cx->bytes_out, b->len);
     size_t s = 0;
     if (!k->out.len) {
@@ -47,8 +48,11 @@ static void transmit(tern_stack *st, tern_conn *c, kvc *k, const bytebuf *b)
         s = r > 0 ? (size_t)r : 0;
     }
     if (s < b->len && !bb_append(&k->out, bb_data(b) + s, b->len - s,
-                                 SIZE_MAX))
+                                 SIZE_MAX)) {
         tern_tcp_abort(st, c);
+        return false;
+    }
+    return true;
 }
 
 /* Once the replies are out and no kept request waits: after QUIT or a
@@ -93,7 +97,10 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
     kv_count(&cx->bytes_in, len);
     if (k->out.len || k->paused) {
         /* Behind unsent replies: keep the input, keep the window shut. */
-        bb_append(&k->kv.in, d, len, SIZE_MAX);
+        if (!kv_conn_keep(&k->kv, cx, (const char *)d, len)) {
+            tern_tcp_abort(st, c);
+            return len;
+        }
         k->held += len;
         k->paused = true;
         return 0;
@@ -101,7 +108,8 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
     cx->now_ms = (int64_t)(k->core->now / 1000000);
     scratch.len = scratch.off = 0;
     int r = kv_conn_input(&k->kv, cx, (const char *)d, len, &scratch);
-    transmit(st, c, k, &scratch);
+    if (!transmit(st, c, k, &scratch))
+        return len;
     size_t hold = 0;
     if (r == KV_PAUSED) {
         k->paused = true;
@@ -113,8 +121,9 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
 }
 
 /* The backlog drained: serve the kept requests, then reopen the window
- * for the input no longer kept (an incomplete request is consumed). */
-static void resume(tern_stack *st, tern_conn *c, kvc *k)
+ * for the input no longer kept (an incomplete request is consumed).
+ * false when the connection was aborted (k is gone). */
+static bool resume(tern_stack *st, tern_conn *c, kvc *k)
 {
     kv_ctx *cx = k->cx;
     cx->now_ms = (int64_t)(k->core->now / 1000000);
@@ -122,7 +131,8 @@ static void resume(tern_stack *st, tern_conn *c, kvc *k)
         scratch.len = scratch.off = 0;
         int r = kv_conn_input(&k->kv, cx, NULL, 0, &scratch);
         k->paused = r == KV_PAUSED;
-        transmit(st, c, k, &scratch);
+        if (!transmit(st, c, k, &scratch))
+            return false;
     }
     size_t keep = k->paused ? (k->kv.in.len < k->held ? k->kv.in.len
                                                       : k->held)
@@ -131,6 +141,7 @@ static void resume(tern_stack *st, tern_conn *c, kvc *k)
         tern_tcp_consumed(st, c, k->held - keep);
         k->held = keep;
     }
+    return true;
 }
 
 static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
@@ -145,8 +156,8 @@ static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
             return;
         bb_consume(&k->out, (size_t)s);
     }
-    if (k->paused)
-        resume(st, c, k);
+    if (k->paused && !resume(st, c, k))
+        return;
     maybe_close(st, c, k);
 }
 

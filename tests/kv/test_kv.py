@@ -238,6 +238,8 @@ class KV(unittest.TestCase):
             % (rep["accepted"], rep["commands"], rep["keys"],
                rep["used_memory"]))
         self.assertGreaterEqual(rep["accepted"], 200)
+        # The large values arrived in pieces and were assembled.
+        self.assertGreater(rep["bytes_copied"], 13 << 20)
         self.assertGreater(rep["commands"], 70000)
         type(self).server = self.start_server("--maxmemory", "4M")
         got = self.client("maxmemory")
@@ -267,7 +269,14 @@ class KV(unittest.TestCase):
         self.assertEqual(self.cli("GET", "counter:__rand_int__"), str(n))
         rep = self.stop_server()
         self.assertIsNotNone(rep, "no report from the server")
+        # Requests served where they arrived: (almost) nothing copied.
+        self.assertLess(rep["bytes_copied"], rep["bytes_in"] // 100,
+                        "whole requests were copied: %s" % rep)
         if DRIVER != "kernel":
+            # The replies to the 4 requests of a segment leave together.
+            segs = rep["counters"]["tcp_data_segs_out"]
+            log("%d data segments out for %d INCRs" % (segs, n))
+            self.assertLessEqual(segs, n // 2, "replies not batched")
             opens = [c["passive_opens"] for c in rep["per_core"].values()]
             log("connections per core: %s" % opens)
             self.assertEqual(len(opens), 2)
