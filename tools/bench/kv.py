@@ -8,8 +8,10 @@ and, as tern-afxdp-busy, --poll busy), kern (kern-kv) and redis (Debian's
 redis-server, persistence off). Each server runs alone, pinned to the last
 CPU; redis-benchmark is pinned to CPU 0 in the other namespace. For each
 depth (-P 1 and 16, 50 connections) and test (SET, GET, 3-byte values,
-one key) it runs --repeat times after one warm-up and keeps the median
-requests/s, and the requests per busy CPU-second of the server process
+one key) it runs --repeat rounds, each starting every stack's server in
+turn for one warm-up and one measured run per point (so every stack meets
+the same stretch of load), and keeps the median requests/s, and the
+requests per busy CPU-second of the server process
 (its user + system time over the run, from /proc/<pid>/stat; time the
 kernel spends for it in softirq on other CPUs is not in it).
 
@@ -51,8 +53,21 @@ def parser():
     p.add_argument("--out", metavar="DIR",
                    help="where to write the results (default BUILD/bench, in the build tree)")
     p.add_argument("--name", metavar="STEM", help="file name stem (default <date>-<host>)")
+    p.add_argument("--quiet-below", type=float, metavar="L",
+                   help="before each stack, wait (up to --quiet-wait) until the 1-minute "
+                        "load average is below L")
+    p.add_argument("--quiet-wait", type=float, metavar="S", default=60.0,
+                   help="longest wait for --quiet-below, seconds (default 60)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
+
+
+def wait_quiet(a):
+    """The load average once below --quiet-below, or at the end of the wait."""
+    end = time.time() + a.quiet_wait
+    while a.quiet_below is not None and loadavg()[0] >= a.quiet_below and time.time() < end:
+        time.sleep(2)
+    return loadavg()
 
 
 def note(a, msg):
@@ -136,33 +151,41 @@ def bench_once(server, test, depth, n, client_cpu):
     raise RuntimeError("redis-benchmark printed no %s line: %r" % (test, r.stdout[-200:]))
 
 
-def run_stack(a, stack, hosts, cpus, points):
+def run_round(a, stack, hosts, cpus, pts):
+    """One round of a stack: start its server, one warm-up and one measured
+    run of each of its points, stop it."""
     server = Server(stack, hosts, a.bin_dir, cpus[-1])
     try:
         for depth in DEPTHS:
-            n = a.requests_n * (8 if depth > 1 else 1)
             for test in TESTS:
-                pt = {"stack": stack, "depth": depth, "test": test, "requests": n,
-                      "conns": CONNS, "runs": [], "status": "ok"}
+                pt = pts[(stack, depth, test)]
+                if pt["status"] != "ok":
+                    continue
+                n = pt["requests"]
                 try:
-                    bench_once(server, test, depth, max(n // 5, 1000), cpus[0])  # warm-up
-                    for _ in range(a.repeat_n):
-                        rps, cpu = bench_once(server, test, depth, n, cpus[0])
-                        pt["runs"].append({"rps": rps, "server_cpu_s": cpu})
-                    pt["rps"] = statistics.median(r["rps"] for r in pt["runs"])
-                    per_cpu = [n / r["server_cpu_s"] for r in pt["runs"] if r["server_cpu_s"] > 0]
-                    pt["requests_per_cpu_s"] = statistics.median(per_cpu) if per_cpu else None
-                    note(a, "%-16s -P %-2d %s: %.0f requests/s, %s requests per server "
-                         "CPU-second" % (stack, depth, test.upper(), pt["rps"],
-                                         "%.0f" % pt["requests_per_cpu_s"]
-                                         if pt["requests_per_cpu_s"] else "-"))
+                    bench_once(server, test, depth, max(n // 5, 1000), cpus[0])
+                    load = loadavg()
+                    rps, cpu = bench_once(server, test, depth, n, cpus[0])
+                    pt["runs"].append({"rps": rps, "server_cpu_s": cpu, "loadavg": load})
+                    note(a, "%-16s -P %-2d %s: %.0f requests/s, server CPU %.2f s (load %.1f)"
+                         % (stack, depth, test.upper(), rps, cpu, load[0]))
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     pt["status"] = "failed"
                     pt["reason"] = str(e)
                     note(a, "%s -P %d %s FAILED: %s" % (stack, depth, test, e))
-                points.append(pt)
     finally:
         server.stop()
+
+
+def summarize(pt):
+    """Medians of a point's runs."""
+    if pt["status"] != "ok" or not pt["runs"]:
+        return
+    n = pt["requests"]
+    pt["rps"] = statistics.median(r["rps"] for r in pt["runs"])
+    per_cpu = [n / r["server_cpu_s"] for r in pt["runs"] if r["server_cpu_s"] > 0]
+    pt["requests_per_cpu_s"] = statistics.median(per_cpu) if per_cpu else None
+    pt["loadavg"] = pt["runs"][0]["loadavg"]
 
 
 def ratio(points, stack, peer, depth, test, key="rps"):
@@ -179,23 +202,24 @@ def markdown(doc):
     pts = doc["points"]
     out = ["# tern bench kv: %s" % doc["generated_at"], "",
            "redis-benchmark -c %d, 3-byte values, one key; server pinned to CPU %s, client "
-           "to CPU %s; median of %d runs after a warm-up. Load average at start %s, at end "
+           "to CPU %s; median of %d rounds (each: every stack in turn, a warm-up and one run). Load average at start %s, at end "
            "%s. Commit %s." % (CONNS, doc["conditions"]["server_cpu"],
                                doc["conditions"]["client_cpu"], doc["conditions"]["repeat"],
                                doc["conditions"]["loadavg_start"],
                                doc["conditions"]["loadavg_end"], doc["git"]), "",
-           "| stack | depth | test | requests/s | requests per server CPU-second | vs redis |",
-           "|---|---|---|---|---|---|"]
+           "| stack | depth | test | requests/s | requests per server CPU-second | vs redis "
+           "| load at start |",
+           "|---|---|---|---|---|---|---|"]
     for p in pts:
         if p["status"] != "ok":
             out.append("| %s | %d | %s | failed: %s | | |" % (p["stack"], p["depth"],
                                                             p["test"].upper(), p["reason"]))
             continue
         r = ratio(pts, p["stack"], "redis", p["depth"], p["test"])
-        out.append("| %s | %d | %s | %.0f | %s | %s |" % (
+        out.append("| %s | %d | %s | %.0f | %s | %s | %s |" % (
             p["stack"], p["depth"], p["test"].upper(), p["rps"],
             "%.0f" % p["requests_per_cpu_s"] if p.get("requests_per_cpu_s") else "-",
-            "%.2fx" % r if r else "-"))
+            "%.2fx" % r if r else "-", "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-"))
     out += ["", "Plot: %s" % os.path.basename(doc["outputs"]["png"]), ""]
     return "\n".join(out)
 
@@ -276,26 +300,41 @@ def main(argv):
                           "repeat": a.repeat_n, "conns": CONNS, "value_bytes": 3,
                           "loadavg_start": loadavg()},
            "points": [], "outputs": {}}
+    # Rounds: every stack once per round, so that each stack's runs are
+    # spread over the same stretch of time and share its load.
+    pts = {}
+    for st in stacks:
+        for d in DEPTHS:
+            for t in TESTS:
+                pts[(st, d, t)] = {"stack": st, "depth": d, "test": t, "conns": CONNS,
+                                   "requests": a.requests_n * (8 if d > 1 else 1),
+                                   "runs": [], "status": "ok"}
     hosts = {}
     try:
-        for s in stacks:
-            kind = "kern" if s in ("kern", "redis") else "tern"
+        for st in stacks:
+            kind = "kern" if st in ("kern", "redis") else "tern"
             if kind not in hosts:
                 h = netns.Hosts("tbkv%d%s" % (os.getpid() % 10000, kind[0]),
                                 kernel_address_on_t=kind == "kern")
                 hosts[kind] = h.up()
-            note(a, "%s: starting" % s)
-            try:
-                run_stack(a, s, hosts[kind], cpus, doc["points"])
-            except RuntimeError as e:
-                for d in DEPTHS:
-                    for t in TESTS:
-                        doc["points"].append({"stack": s, "depth": d, "test": t,
-                                              "status": "failed", "reason": str(e)})
-                note(a, "%s FAILED: %s" % (s, e))
+        for rnd in range(a.repeat_n):
+            for st in stacks:
+                load = wait_quiet(a)
+                note(a, "round %d/%d, %s (load average %s)" % (rnd + 1, a.repeat_n, st, load))
+                try:
+                    run_round(a, st, hosts["kern" if st in ("kern", "redis") else "tern"],
+                              cpus, pts)
+                except RuntimeError as e:
+                    for (s2, _, _), pt in pts.items():
+                        if s2 == st:
+                            pt.update(status="failed", reason=str(e))
+                    note(a, "%s FAILED: %s" % (st, e))
     finally:
         for h in hosts.values():
             h.down()
+    for pt in pts.values():
+        summarize(pt)
+    doc["points"] = list(pts.values())
     doc["conditions"]["loadavg_end"] = loadavg()
     for s in stacks:
         if s != "redis":
