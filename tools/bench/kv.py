@@ -200,13 +200,13 @@ def ratio(points, stack, peer, depth, test, key="rps"):
 
 def markdown(doc):
     pts = doc["points"]
+    c = doc["conditions"]
     out = ["# tern bench kv: %s" % doc["generated_at"], "",
            "redis-benchmark -c %d, 3-byte values, one key; server pinned to CPU %s, client "
-           "to CPU %s; median of %d rounds (each: every stack in turn, a warm-up and one run). Load average at start %s, at end "
-           "%s. Commit %s." % (CONNS, doc["conditions"]["server_cpu"],
-                               doc["conditions"]["client_cpu"], doc["conditions"]["repeat"],
-                               doc["conditions"]["loadavg_start"],
-                               doc["conditions"]["loadavg_end"], doc["git"]), "",
+           "to CPU %s; median of %d rounds (each: every stack in turn, a warm-up and one "
+           "run). Load average at start %s, at end %s. Commit %s." % (
+               CONNS, c["server_cpu"], c["client_cpu"], c["repeat"], c["loadavg_start"],
+               c["loadavg_end"], doc["git"]), "",
            "| stack | depth | test | requests/s | requests per server CPU-second | vs redis "
            "| load at start |",
            "|---|---|---|---|---|---|---|"]
