@@ -510,13 +510,16 @@ void tern_input_end(tern_stack *st);
 uint64_t tern_poll(tern_stack *st, uint64_t now);
 
 /*
- * Send what calls made outside callbacks queued. Inside a callback (during
- * tern_input, tern_poll or tern_flush) sends are batched: segments and the
- * ACK leave together when the call returns. Outside callbacks (from your
- * loop, another event source, right after tern_tcp_connect) each tern_tcp_send
- * transmits at once what it can, so two sends of 10 bytes put two short
- * segments on the wire. To batch there too, queue everything first and call
- * tern_flush once; tern_input and tern_poll also flush.
+ * Hand the frames waiting in the transmit burst to cfg.tx now.
+ *
+ * Sends inside a callback (during tern_input, tern_poll or tern_flush) are
+ * gathered: the segments are built when the call returns, full-sized, with
+ * the ACK riding on them. Sends outside callbacks (from your loop, another
+ * event source, right after tern_tcp_connect) build their segments at once,
+ * so two sends of 10 bytes there make two 10-byte segments: send a message
+ * whole in one call, or set cfg.nagle. Those frames wait in the transmit
+ * burst until it fills or until tern_flush, tern_input or tern_poll: call
+ * tern_flush after sending outside callbacks so they leave now.
  */
 void tern_flush(tern_stack *st);
 
@@ -606,8 +609,9 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
  * A partial send is normal: when the send buffer (cfg.snd_buf) fills, fewer
  * than len bytes are taken (0 with no space). Keep the rest and send it
  * when cb.acked reports space again (tern_tcp_send_space says how much);
- * an echo that returns len from cb.recv after a short send loses bytes.
- * Outside callbacks the data leaves at once (see tern_flush).
+ * an echo that returns len from cb.recv after a short send loses bytes
+ * (examples/core_echo.c keeps them). Outside callbacks each call builds
+ * its own segments; see tern_flush.
  */
 long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len);
 

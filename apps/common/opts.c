@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io.h"
 #include "parse.h"
+#include "rt.h"
 
 static const char *g_prog = "tern";
 
@@ -29,7 +31,7 @@ void common_defaults(common_opts *co, const char *prog, int family)
     co->driver = "mem";
     co->ip = 0xc6120002u; /* 198.18.0.2 */
     co->prefix = 24;
-    co->cores[0] = 0;
+    co->cores[0] = rt_default_cpu();   /* honours taskset and cgroups */
     co->ncores = 1;
     co->poll = POLL_BLOCK;
     co->poll_timeout_ms = -1;
@@ -89,7 +91,7 @@ static bool p_driver(const char *v, void *dst, char *err, size_t n)
             return true;
         }
     }
-    snprintf(err, n, "unknown driver (mem, afxdp, afpacket, tap, dpdk)");
+    snprintf(err, n, "unknown driver (built: %s)", tern_driver_list());
     return false;
 }
 
@@ -119,10 +121,12 @@ static const opt_def *common_table(common_opts *co)
 {
     static opt_def t[36];
     static int poll_idx;
+    static char driver_help[128];   /* the drivers this build has */
+    snprintf(driver_help, sizeof driver_help, "link driver: %s (default mem)",
+             tern_driver_list());
     opt_def tab[] = {
-        OPT("driver", OT_CUSTOM, &co->driver, "NAME",
-         "link driver: mem, afxdp, afpacket, tap (default mem)", .parse = p_driver,
-         .seen = &co->seen_driver),
+        OPT("driver", OT_CUSTOM, &co->driver, "NAME", driver_help,
+         .parse = p_driver, .seen = &co->seen_driver),
         OPT("iface", OT_STR, &co->iface, "NAME", "network interface to open",
          .seen = &co->seen_iface),
         OPT("ip", OT_CUSTOM, co, "ADDR/PREFIX",
@@ -134,7 +138,8 @@ static const opt_def *common_table(common_opts *co)
          "our MAC (default: the interface's)", .parse = p_mac,
          .seen = &co->seen_mac),
         OPT("cores", OT_CUSTOM, co, "LIST",
-         "CPUs to run on, one pinned thread each (default 0)", .parse = p_cores),
+         "CPUs to run on, one pinned thread each (default: the first CPU "
+         "this process may use, e.g. under taskset)", .parse = p_cores),
         OPT("poll", OT_CHOICE, &poll_idx, "busy|block",
          "spin on the queues, or sleep until traffic/deadline (default block)",
          "busy|block"),

@@ -10,6 +10,7 @@
 #ifndef APPS_RT_APP_H
 #define APPS_RT_APP_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +63,55 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
 
 static inline const char *rt_close_reason(int reason)
 {
-    static const char *names[] = {"normal", "reset", "timeout", "refused",
-                                  "aborted", "no route"};
-    return reason >= 0 && reason < 6 ? names[reason] : "unknown";
+    return tern_close_reason_name(reason);
+}
+
+/* What a tern server prints when it starts: the address it serves on. */
+static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
+                                 const char *what, unsigned port)
+{
+    char a[16];
+    snprintf(out, n, "%s %s:%u on %s %s (Ctrl-C prints the figures)", what,
+             tern_ip4_format(co->ip, a), port, co->driver,
+             co->iface ? co->iface : "");
+}
+
+/* "connect to A.B.C.D:P: <why>", with what to check for the usual
+ * refusal (the destination is off the subnet and there is no gateway). */
+static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
+                                        uint32_t dst, uint16_t port, int err)
+{
+    char a[16], me[16];
+    const rt_params *p = rt_params_of(ep->core->rt);
+    uint32_t mask = p->prefix ? ~0u << (32 - p->prefix) : 0;
+    bool off_link = ((dst ^ ep->ip) & mask) != 0 && !p->gw && ep->dev;
+    int k = snprintf(msg, n, "connect to %s:%u: %s", tern_ip4_format(dst, a),
+                     (unsigned)port, tern_strerror(err));
+    if (off_link && k > 0 && (size_t)k < n)
+        snprintf(msg + k, n - (size_t)k, " (outside %s/%u and no --gateway)",
+                 tern_ip4_format(ep->ip & mask, me), (unsigned)p->prefix);
+}
+
+/* A client whose next hop never answered ARP: the stack gave up on the
+ * frames waiting for it (arp_pending_expired, after 3 requests a second
+ * apart) before any connection was made. Without this check a client
+ * would only learn it when its SYNs run out, about a minute later. Writes
+ * the message naming the address and returns true. */
+static inline bool rt_app_arp_failed(const rt_ep *ep, uint32_t dst, char *msg,
+                                     size_t n)
+{
+    const tern_counters *c = tern_get_counters(ep->st);
+    if (!ep->dev || c->arp_pending_expired == 0 || c->tcp_conns_established)
+        return false;
+    const rt_params *p = rt_params_of(ep->core->rt);
+    uint32_t mask = p->prefix ? ~0u << (32 - p->prefix) : 0;
+    bool via_gw = ((dst ^ ep->ip) & mask) != 0 && p->gw;
+    char a[16];
+    snprintf(msg, n, "%s%s does not answer ARP (3 requests, no reply): is it "
+             "up and on the link of --iface %s?", via_gw ? "the gateway " : "",
+             tern_ip4_format(via_gw ? p->gw : dst, a),
+             p->iface ? p->iface : "?");
+    return true;
 }
 
 /* Link figures: frames each way and, on mem, what the fault injector did. */

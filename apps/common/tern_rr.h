@@ -113,8 +113,8 @@ static inline int trr_start(rt_ep *ep)
         sc->conns[k].c = tern_tcp_connect(ep->st, g_trr.dst_ip, g_trr.dst_port,
                                           0, &sc->conns[k], &err);
         if (!sc->conns[k].c) {
-            snprintf(ep->core->errmsg, sizeof ep->core->errmsg,
-                     "connect: error %d", err);
+            rt_app_connect_error(ep->core->errmsg, sizeof ep->core->errmsg,
+                                 ep, g_trr.dst_ip, g_trr.dst_port, err);
             return -1;
         }
     }
@@ -245,6 +245,14 @@ static inline void trr_iter(rt_core *core)
         sc->deadline = t->t_first + (uint64_t)(g_trr.duration * 1e9);
     if (sc->deadline && core->now >= sc->deadline)
         rr_stop(t);
+    char why[200];
+    for (unsigned e = 0; e < core->nep && !sc->failed; e++) {
+        if (core->ep[e].role == RT_CLIENT &&
+            rt_app_arp_failed(&core->ep[e], g_trr.dst_ip, why, sizeof why)) {
+            fprintf(stderr, "%s: %s\n", g_trr.prog, why);
+            sc->failed = true;
+        }
+    }
     if (rr_quota_done(t) || sc->failed) {
         rt_core_stop(core);
         return;

@@ -264,7 +264,8 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < n; i++)
         setup(&t[i], i, n, &port);
     if (bo.mode == MODE_SERVER && !co.json)
-        fprintf(stderr, "%s: receiving on port %u (verify %s)%s\n", co.prog,
+        fprintf(stderr, "%s: receiving on *:%u, every address of this host "
+                "(verify %s)%s\n", co.prog,
                 port, bo.verify == VERIFY_HASH ? "hash"
                       : bo.verify == VERIFY_PATTERN ? "pattern" : "none",
                 bo.once ? "" : "; Ctrl-C prints the figures");

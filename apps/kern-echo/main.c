@@ -35,6 +35,9 @@ int main(int argc, char **argv)
         .req_len = (uint32_t)eo.size, .resp_len = (uint32_t)eo.size,
         .depth = (uint32_t)eo.depth, .serve = echo_serve,
     };
+    if (eo.mode == MODE_SERVER && !co.json)
+        fprintf(stderr, "%s: serving *:%u, every address of this host "
+                "(Ctrl-C prints the figures)\n", co.prog, (unsigned)eo.port);
     kern_rr_result res;
     int rc = kern_rr_run(&co, &k, &res);
     if (rc && (eo.mode == MODE_SERVER || !res.tot.completed)) {

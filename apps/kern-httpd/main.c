@@ -49,8 +49,8 @@ int main(int argc, char **argv)
         .serve = http_serve, .state_free = http_state_free,
     };
     if (ho.mode == MODE_SERVER && !co.json)
-        fprintf(stderr, "%s: serving on port %u (Ctrl-C prints the figures)\n",
-                co.prog, (unsigned)ho.port);
+        fprintf(stderr, "%s: serving *:%u, every address of this host "
+                "(Ctrl-C prints the figures)\n", co.prog, (unsigned)ho.port);
     kern_rr_result res;
     int rc = kern_rr_run(&co, &k, &res);
     if (rc && (ho.mode == MODE_SERVER || !res.tot.completed)) {

@@ -378,7 +378,8 @@ static int start(rt_core *core)
             int rc = tern_tcp_listen(ep->st, (uint16_t)bo.port, NULL);
             if (rc) {
                 snprintf(core->errmsg, sizeof core->errmsg,
-                         "listen on port %u: error %d", (unsigned)bo.port, -rc);
+                         "listen on port %u: %s", (unsigned)bo.port,
+                         tern_strerror(rc));
                 return -1;
             }
             continue;
@@ -391,8 +392,8 @@ static int start(rt_core *core)
             bc->cli[k].c = tern_tcp_connect(ep->st, ip, port, 0, &bc->cli[k],
                                             &err);
             if (!bc->cli[k].c) {
-                snprintf(core->errmsg, sizeof core->errmsg,
-                         "connect: error %d", err);
+                rt_app_connect_error(core->errmsg, sizeof core->errmsg, ep,
+                                     ip, port, err);
                 return -1;
             }
         }
@@ -407,6 +408,14 @@ static void iter(rt_core *core)
     for (unsigned e = 0; e < core->nep; e++) {
         if (core->ep[e].role != RT_CLIENT)
             continue;
+        char why[200];
+        if (!bc->failed && bo.mode == MODE_CLIENT &&
+            rt_app_arp_failed(&core->ep[e], bo.peer_ip, why, sizeof why)) {
+            fprintf(stderr, "%s: %s\n", co.prog, why);
+            bc->failed = true;
+            rt_core_stop(core);
+            return;
+        }
         for (unsigned k = 0; k < bc->ncli; k++) {
             cstream *s = &bc->cli[k];
             if (s->c && s->chunk && !s->fin)
@@ -561,9 +570,9 @@ int main(int argc, char **argv)
         p.faults.rate_bps = (uint64_t)co.link_bps;
     rt_hooks h = {.configure = configure, .start = start, .iter = iter,
                   .work = work};
-    char banner[64] = "";
+    char banner[128] = "";
     if (bo.mode == MODE_SERVER && !co.json)
-        snprintf(banner, sizeof banner, "receiving on port %u",
-                 (unsigned)bo.port);
+        rt_app_banner(banner, sizeof banner, &co, "receiving on",
+                      (unsigned)bo.port);
     return rt_app_run(&co, &p, &h, banner, report_out);
 }

@@ -162,7 +162,8 @@ static int start(rt_core *core)
         int rc = tern_tcp_listen(ep->st, (uint16_t)eo.port, NULL);
         if (rc) {
             snprintf(core->errmsg, sizeof core->errmsg,
-                     "listen on port %u: error %d", (unsigned)eo.port, -rc);
+                     "listen on port %u: %s", (unsigned)eo.port,
+                     tern_strerror(rc));
             return -1;
         }
     }
@@ -229,5 +230,8 @@ int main(int argc, char **argv)
                                                          : RT_CLIENT);
     rt_hooks h = {.configure = configure, .start = start, .iter = iter,
                   .finish = trr_finish_clients, .work = trr_work};
-    return rt_app_run(&co, &p, &h, NULL, report_out);
+    char banner[128] = "";
+    if (eo.mode == MODE_SERVER && !co.json)
+        rt_app_banner(banner, sizeof banner, &co, "serving", (unsigned)eo.port);
+    return rt_app_run(&co, &p, &h, banner[0] ? banner : NULL, report_out);
 }

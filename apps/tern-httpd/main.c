@@ -168,7 +168,8 @@ static int start(rt_core *core)
         int rc = tern_tcp_listen(ep->st, (uint16_t)ho.port, NULL);
         if (rc) {
             snprintf(core->errmsg, sizeof core->errmsg,
-                     "listen on port %u: error %d", (unsigned)ho.port, -rc);
+                     "listen on port %u: %s", (unsigned)ho.port,
+                     tern_strerror(rc));
             return -1;
         }
     }
@@ -231,12 +232,7 @@ int main(int argc, char **argv)
     rt_hooks h = {.configure = configure, .start = start, .iter = iter,
                   .finish = trr_finish_clients, .work = trr_work};
     char banner[128] = "";
-    if (ho.mode == MODE_SERVER && !co.json) {
-        char ip[16];
-        snprintf(banner, sizeof banner,
-                 "serving %s:%u on %s %s (Ctrl-C prints the figures)",
-                 fmt_ip4(co.ip, ip), (unsigned)ho.port, co.driver,
-                 co.iface ? co.iface : "");
-    }
+    if (ho.mode == MODE_SERVER && !co.json)
+        rt_app_banner(banner, sizeof banner, &co, "serving", (unsigned)ho.port);
     return rt_app_run(&co, &p, &h, banner, report_out);
 }

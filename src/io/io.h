@@ -5,7 +5,11 @@
  * exactly one thread (one stack instance): rx_burst and tx_burst on queue q
  * are never called concurrently from two threads.  Buffers are tern_bufs
  * from the queue's pool; buf_ops() gives the ops to put into tern_config so
- * the stack allocates from the same pool. */
+ * the stack allocates from the same pool.
+ *
+ * The embedder's part of this (tern_pool_create..., tern_dev_args,
+ * tern_driver_list) is declared in include/tern_linux.h; this header adds
+ * what drivers and the runtime share inside the library. */
 #ifndef TERN_IO_H
 #define TERN_IO_H
 
@@ -15,17 +19,13 @@
 #include <string.h>
 
 #include "tern.h"
+#include "tern_linux.h"
 
 /* ---------------- buffer pool (pool.c) ---------------- */
 
-/* A fixed set of equal buffers, LIFO so the most recently freed (cache-hot)
- * buffer is reused first. Not thread-safe: one pool per queue. */
-typedef struct tern_pool tern_pool;
+/* tern_pool_create, _destroy, _ops, _available, _count and _buf_size are
+ * in tern_linux.h. */
 
-/* count buffers of buf_size bytes each (headroom included). NULL on ENOMEM
- * or when buf_size leaves no room after TERN_HEADROOM. */
-tern_pool *tern_pool_create(unsigned count, unsigned buf_size);
-void tern_pool_destroy(tern_pool *p);
 /* Fill p as a pool over memory the caller owns (e.g. a DPDK mempool's
  * objects at a fixed stride): every layout field, the derived ones
  * included, an empty free stack of `count` entries, nothing mapped. */
@@ -46,11 +46,6 @@ static inline void tern_pool_release_one(tern_pool *p, tern_buf *b);
 /* Take back one buffer whose refs already fell to 0 (what
  * tern_buf_ops.free does). (static inline below) */
 static inline void tern_pool_put(tern_pool *p, tern_buf *b);
-/* Ops for tern_config.buf_ops that allocate from / free to this pool. */
-tern_buf_ops tern_pool_ops(tern_pool *p);
-unsigned tern_pool_available(const tern_pool *p);
-unsigned tern_pool_count(const tern_pool *p);
-unsigned tern_pool_buf_size(const tern_pool *p);
 /* Whether b is one of this pool's buffers. */
 bool tern_pool_owns(const tern_pool *p, const tern_buf *b);
 
@@ -162,16 +157,7 @@ static inline void tern_frame_copy_sum(tern_buf *b, const uint8_t *src,
 
 /* ---------------- devices ---------------- */
 
-typedef struct tern_dev tern_dev;
-
-typedef struct tern_dev_args {
-    const char *iface;     /* interface name (afpacket, tap, afxdp, dpdk) */
-    unsigned queues;       /* queues to open, default 1 */
-    unsigned ring_size;    /* descriptors per ring, 0 = driver default */
-    unsigned pool_size;    /* buffers per queue, 0 = driver default */
-    bool zerocopy;         /* afxdp: ask for zero-copy (fails if unsupported) */
-    const char *extra;     /* driver specific "key=value,..." options */
-} tern_dev_args;
+/* tern_dev and tern_dev_args are declared in tern_linux.h. */
 
 typedef struct tern_driver {
     const char *name;
@@ -198,6 +184,9 @@ struct tern_dev {
     tern_pool **pools;     /* one per queue */
     /* Driver counters. */
     uint64_t rx_frames, tx_frames, rx_drops, tx_drops;
+    /* tern_dev_setup's transmit contexts, one per queue (dev_api.c);
+     * NULL until the first setup. */
+    struct tern_dev_txq *api_txq;
 };
 
 static inline tern_buf_ops tern_dev_buf_ops(tern_dev *d, unsigned q)
@@ -208,7 +197,6 @@ static inline tern_buf_ops tern_dev_buf_ops(tern_dev *d, unsigned q)
 /* Driver registry: "mem", "afpacket", "tap", "afxdp", "dpdk". NULL if the
  * name is unknown or the driver was not built. */
 const tern_driver *tern_driver_find(const char *name);
-/* Comma separated list of built drivers, for --help. */
-const char *tern_driver_list(void);
+/* tern_driver_list (the built drivers, for --help) is in tern_linux.h. */
 
 #endif

@@ -14,6 +14,17 @@ rt_core *rt_core_at(rt *r, unsigned i) { return &r->core[i]; }
 void *rt_app(const rt *r) { return r->p.app; }
 const rt_params *rt_params_of(const rt *r) { return &r->p; }
 
+unsigned rt_default_cpu(void)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        for (unsigned cpu = 0; cpu < CPU_SETSIZE; cpu++)
+            if (CPU_ISSET(cpu, &set))
+                return cpu;
+    return 0;
+}
+
 void rt_speed_summary(const rt *r, speed_summary *out)
 {
     const speed_stats *s[RT_MAX_CORES];

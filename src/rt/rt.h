@@ -189,6 +189,11 @@ void rt_core_counters(const rt *r, unsigned i, tern_counters *out);
  * speed and over the run, the time at full speed. After rt_run. */
 void rt_speed_summary(const rt *r, speed_summary *out);
 
+/* The CPU a program runs on when told none: the first one the process may
+ * use (sched_getaffinity, so taskset and cgroups are honoured), 0 if that
+ * cannot be read. */
+unsigned rt_default_cpu(void);
+
 /* Monotonic nanoseconds. */
 uint64_t rt_now_ns(void);
 

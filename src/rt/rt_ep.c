@@ -108,21 +108,20 @@ static int ep_stack_init(rt_ep *ep, tern_config *cfg)
         cfg->time_wait_ms = r->p.time_wait_ms;
     if (r->h.configure)
         r->h.configure(ep, cfg);
-    size_t size = tern_stack_size(cfg);
-    size_t rounded = (size + TERN_STACK_ALIGN - 1) / TERN_STACK_ALIGN *
-                     TERN_STACK_ALIGN;
-    ep->mem = aligned_alloc(TERN_STACK_ALIGN, rounded);
+    size_t size = tern_stack_size(cfg);   /* whole cache lines */
+    ep->mem = aligned_alloc(TERN_STACK_ALIGN, size);
     if (!ep->mem) {
         snprintf(c->errmsg, sizeof c->errmsg,
                  "core %u: no memory for a stack (%zu bytes)", c->idx, size);
         return -1;
     }
-    memset(ep->mem, 0, rounded);
+    memset(ep->mem, 0, size);
     int err = 0;
-    ep->st = tern_stack_init(ep->mem, rounded, cfg, &err);
+    ep->st = tern_stack_init(ep->mem, size, cfg, &err);
     if (!ep->st) {
         snprintf(c->errmsg, sizeof c->errmsg,
-                 "core %u: tern_stack_init failed (error %d)", c->idx, err);
+                 "core %u: cannot build the stack: %s", c->idx,
+                 tern_strerror(err));
         return -1;
     }
     tern_set_user(ep->st, ep);

@@ -1,30 +1,49 @@
 #!/bin/sh
-# make install works: install the build into a temporary prefix, then build
-# a program against it through pkg-config (shared) and statically, and run
-# both.
+# make install works for an embedder: install the build into a temporary
+# prefix, then
+#   - check that libtern and libtern-linux (shared and static) define their
+#     API's names and no other global name;
+#   - build a program against libtern through pkg-config (shared) and
+#     statically, and run both;
+#   - compile a translation unit that includes every installed header as
+#     C11 and as C++11..20 with g++ and clang++, -Wall -Wextra -Werror;
+#   - build every example of examples/ against the installed libraries
+#     through pkg-config and run the three that need no NIC (core_echo,
+#     core_echo_cpp, mem_pair), mem_pair also linked statically;
+#   - check that README.md shows examples/core_echo.c's marked part as is.
 set -eu
 build=$1
 src=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$src/../.." && pwd)
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 cmake --install "$build" --prefix "$prefix" >/dev/null
-# Both libraries give the API (tern_*) and none of the core's internal
-# names (eth_input, conn_alloc, ...), which could clash with a program's.
-check_names() {  # $1: the library, $2: its global definitions
-    others=$(printf '%s\n' "$2" | grep -v '^tern_' || true)
-    if [ -n "$others" ]; then
-        echo "install: $1 defines non-API global symbols:" $others >&2
-        exit 1
+fail() { echo "install: $*" >&2; exit 1; }
+
+# $1: the library, $2: its global definitions, $3: the names it may define
+# (a grep -x pattern file or "tern_*" for any tern_ name), $4: one it must.
+check_names() {
+    if [ "$3" = "tern_*" ]; then
+        others=$(printf '%s\n' "$2" | grep -v '^tern_' || true)
+    else
+        others=$(printf '%s\n' "$2" | grep -vxF -f "$3" || true)
     fi
-    printf '%s\n' "$2" | grep -qx tern_stack_init || {
-        echo "install: $1 does not define tern_stack_init" >&2
-        exit 1
-    }
+    [ -z "$others" ] || fail "$1 defines non-API global symbols:" $others
+    printf '%s\n' "$2" | grep -qx "$4" || fail "$1 does not define $4"
 }
-check_names libtern.so "$(nm -D --defined-only "$prefix"/lib/libtern.so.0 |
-                          awk '$2 ~ /^[TDBR]$/ {print $3}')"
-check_names libtern.a "$(nm --defined-only "$prefix"/lib/libtern.a |
-                         awk '$2 ~ /^[TDBRC]$/ {print $3}')"
+dyn() { nm -D --defined-only "$1" | awk '$2 ~ /^[TDBR]$/ {print $3}'; }
+sta() { nm --defined-only "$1" | awk '$2 ~ /^[TDBRC]$/ {print $3}'; }
+syms=$root/src/io/tern_linux.syms
+check_names libtern.so "$(dyn "$prefix"/lib/libtern.so.0)" "tern_*" tern_stack_init
+check_names libtern.a "$(sta "$prefix"/lib/libtern.a)" "tern_*" tern_stack_init
+check_names libtern-linux.so "$(dyn "$prefix"/lib/libtern-linux.so.0)" "$syms" tern_rt_run
+check_names libtern-linux.a "$(sta "$prefix"/lib/libtern-linux.a)" "$syms" tern_dev_open
+# Every name the list promises is there.
+for n in $(cat "$syms"); do
+    dyn "$prefix"/lib/libtern-linux.so.0 | grep -qx "$n" ||
+        fail "libtern-linux.so does not define $n"
+done
+
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 # shellcheck disable=SC2046
 cc "$src/embed.c" $(pkg-config --cflags --libs tern) \
@@ -33,4 +52,51 @@ cc "$src/embed.c" $(pkg-config --cflags --libs tern) \
 cc -static "$src/embed.c" $(pkg-config --cflags tern) "$prefix/lib/libtern.a" \
     -o "$prefix/embed-static"
 "$prefix/embed-static"
-echo "install: shared and static programs built against $prefix and ran"
+
+# Every installed header, in C and in C++ (tern.h first, then the rest).
+tu=$prefix/headers
+for h in "$prefix"/include/*.h; do
+    echo "#include <$(basename "$h")>"
+done > "$tu.h"
+printf '#include "%s.h"\nint main(void) { return 0; }\n' "$tu" > "$tu.c"
+cp "$tu.c" "$tu.cpp"
+cc -std=c11 -Wall -Wextra -Werror -pedantic -I"$prefix/include" -c "$tu.c" \
+    -o "$tu.o"
+ncxx=0
+for cxx in g++ clang++; do
+    command -v $cxx >/dev/null 2>&1 || continue
+    for std in 11 14 17 20; do
+        $cxx -std=c++$std -Wall -Wextra -Werror -pedantic -I"$prefix/include" \
+            -c "$tu.cpp" -o "$tu.o" || fail "headers do not compile as $cxx -std=c++$std"
+        ncxx=$((ncxx + 1))
+    done
+done
+[ "$ncxx" -gt 0 ] || fail "no C++ compiler (g++ or clang++) to check the headers"
+
+# The examples, as a user builds them.
+make -s -C "$root/examples" OUT="$prefix" CFLAGS="-O2 -Wall -Wextra -Werror" \
+    CXXFLAGS="-O2 -Wall -Wextra -Werror"
+"$prefix/core_echo"
+"$prefix/core_echo_cpp"
+"$prefix/mem_pair"
+[ -x "$prefix/echo_server" ] || fail "echo_server was not built"
+# mem_pair on the static libraries (the drivers' own libraries stay shared)
+# shellcheck disable=SC2046
+cc -std=c11 "$root/examples/mem_pair.c" $(pkg-config --cflags tern-linux) \
+    "$prefix/lib/libtern-linux.a" "$prefix/lib/libtern.a" \
+    $(pkg-config --static --libs tern-linux | tr ' ' '\n' | grep -v '^-ltern') \
+    -o "$prefix/mem_pair_static"
+"$prefix/mem_pair_static" >/dev/null
+
+# README.md's embedding code is the example's marked part, unchanged.
+python3 - "$root/examples/core_echo.c" "$root/README.md" <<'PY'
+import sys
+src = open(sys.argv[1]).read().split("\n")
+marks = [i for i, l in enumerate(src) if "README.md shows" in l]
+if len(marks) != 2:
+    sys.exit("install: core_echo.c needs two 'README.md shows' marker lines")
+part = "\n".join(src[marks[0] + 1:marks[1]])
+if part not in open(sys.argv[2]).read():
+    sys.exit("install: README.md does not show examples/core_echo.c's marked part")
+PY
+echo "install: libraries, headers (C, C++ x$ncxx), examples and README checked against $prefix"

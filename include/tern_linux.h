@@ -1,0 +1,198 @@
+/*
+ * tern_linux.h - tern on Linux: devices, buffer pools and a per-core
+ * runtime for programs that embed the tern core (tern.h). Link with
+ * `pkg-config --cflags --libs tern-linux` (libtern-linux and libtern).
+ *
+ * Three levels; use the one that fits your program:
+ *
+ *   1. The runtime (tern_rt_run): name a driver, an interface and an
+ *      address, give two callbacks, and it runs one pinned thread per CPU,
+ *      each with its own stack instance, device queue and buffer pool. Your
+ *      callbacks set up the stack (listen, connect); everything else runs
+ *      in tern.h's callbacks. examples/echo_server.c is a whole server.
+ *
+ *   2. Devices (tern_dev_*): open a driver's device and run your own loop:
+ *      tern_dev_setup() fills a tern_config with the queue's MAC, offloads,
+ *      buffers and transmit function; tern_dev_rx() gives received bursts
+ *      for tern_input(). examples/mem_pair.c runs two stacks this way over
+ *      the in-memory link, without root.
+ *
+ *   3. Buffer pools (tern_pool_*): a LIFO pool of tern_bufs for a driver of
+ *      your own.
+ *
+ * Drivers (tern_driver_list() says which were built):
+ *   afpacket  AF_PACKET TPACKET_V3 ring on a Linux interface (root)
+ *   afxdp     AF_XDP socket per queue, libxdp/libbpf (root)
+ *   tap       a tap device tern creates or attaches to (root)
+ *   dpdk      a DPDK ethdev port (EAL options in `extra`)
+ *   mem       an in-memory Ethernet link between two queues of one
+ *             process: queue 0 and queue 1 are the two ends of one wire,
+ *             with optional faults (extra "loss=0.01,delay_ns=...")
+ * docs/drivers.md and docs/mem-driver.md describe each and its options.
+ *
+ * Threads: a device queue, a pool and a stack instance each belong to one
+ * thread at a time. Nothing here is shared between queues, so one thread
+ * per queue needs no lock.
+ */
+#ifndef TERN_LINUX_H
+#define TERN_LINUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tern.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Time                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/* CLOCK_MONOTONIC in nanoseconds: the `now` of tern_input and tern_poll,
+ * and the clock the mem link delays frames by. */
+uint64_t tern_now_ns(void);
+
+/* ------------------------------------------------------------------------ */
+/* Buffer pools                                                              */
+/* ------------------------------------------------------------------------ */
+
+/* A fixed set of equal buffers in one mapping, handed out last freed first
+ * (the cache-hot one). One pool per thread: not thread-safe. */
+typedef struct tern_pool tern_pool;
+
+/* count buffers of buf_size bytes each, TERN_HEADROOM included. NULL when
+ * out of memory or when buf_size leaves no room after the headroom. */
+tern_pool *tern_pool_create(unsigned count, unsigned buf_size);
+/* Free the pool; its buffers must all be back (tern_stack_fini first). */
+void tern_pool_destroy(tern_pool *p);
+/* For tern_config.buf_ops: the stack allocates from and frees to the pool
+ * (inline, through its LIFO, without a call per buffer). */
+tern_buf_ops tern_pool_ops(tern_pool *p);
+/* Buffers free now, buffers in all, bytes per buffer. */
+unsigned tern_pool_available(const tern_pool *p);
+unsigned tern_pool_count(const tern_pool *p);
+unsigned tern_pool_buf_size(const tern_pool *p);
+
+/* ------------------------------------------------------------------------ */
+/* Devices                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct tern_dev tern_dev;
+
+/* What to open. Zero fields take the driver's defaults. */
+typedef struct tern_dev_args {
+    const char *iface;     /* interface name (afpacket, tap, afxdp, dpdk) */
+    unsigned queues;       /* queues to open, default 1 (mem: always 2) */
+    unsigned ring_size;    /* descriptors per ring, 0 = driver default */
+    unsigned pool_size;    /* buffers per queue, 0 = driver default */
+    bool zerocopy;         /* afxdp: ask for zero-copy (fails if unsupported) */
+    const char *extra;     /* driver options "key=value,...", or NULL */
+} tern_dev_args;
+
+/* The drivers built into this library, comma separated ("mem,afpacket,
+ * tap,afxdp,dpdk" when all were). */
+const char *tern_driver_list(void);
+
+/* Open a device of the named driver. Returns NULL and writes one line
+ * into err (e.g. "afpacket on eth9: no such interface") on failure. */
+tern_dev *tern_dev_open(const char *driver, const tern_dev_args *args,
+                        char *err, size_t errlen);
+/* Close the device and free its pools. Stop and tern_stack_fini every
+ * stack using it first: their buffers come from its pools. */
+void tern_dev_close(tern_dev *d);
+
+/* Queues opened (each for one stack on one thread), the device's MAC and
+ * MTU (0: unknown), and the offloads it performs (enum tern_cap). */
+unsigned tern_dev_queues(const tern_dev *d);
+void tern_dev_mac(const tern_dev *d, uint8_t mac[6]);
+uint16_t tern_dev_mtu(const tern_dev *d);
+uint32_t tern_dev_caps(const tern_dev *d);
+
+/* Fill the link fields of a tern_config for queue q: mac, mtu, caps,
+ * buf_ops (the queue's pool) and tx/tx_ctx (the queue's transmit). The
+ * rest - address, callbacks, secret, sizing, rx_burst - is yours. On
+ * the mem device the two queues get two MACs (last byte 1 and 2). Aborts
+ * only if a few bytes cannot be allocated. */
+void tern_dev_setup(tern_dev *d, unsigned q, tern_config *cfg);
+
+/* Up to max received frames of queue q into frames; they are yours until
+ * you pass them to tern_input (which takes them). Never blocks. Set
+ * tern_config.rx_burst to the max you use: tern's ACK pacing reads a full
+ * burst as "more was queued". */
+unsigned tern_dev_rx(tern_dev *d, unsigned q, tern_buf **frames,
+                     unsigned max);
+/* A file descriptor that becomes readable (poll, epoll) when queue q has
+ * frames, or -1 when the driver cannot sleep (then poll it). */
+int tern_dev_wait_fd(tern_dev *d, unsigned q);
+
+/* The driver's frame counters, summed over the queues. */
+typedef struct tern_dev_stats {
+    uint64_t rx_frames, tx_frames;
+    uint64_t rx_drops, tx_drops;   /* ring full, no buffer, bad frame */
+} tern_dev_stats;
+void tern_dev_get_stats(const tern_dev *d, tern_dev_stats *out);
+
+/* ------------------------------------------------------------------------ */
+/* Runtime: one pinned thread per CPU                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * What tern_rt_run runs. The device is opened with one queue per CPU and
+ * each thread runs its own stack instance on its queue (the NIC's RSS
+ * spreads flows; give as many CPUs as the device has queues, or one).
+ * The runtime fills each instance's identity, buffers, transmit, secret
+ * (getrandom) and rx_burst; `configure` adds callbacks and sizing.
+ */
+typedef struct tern_rt_config {
+    const char *driver;    /* "afpacket", "afxdp", "tap", "dpdk" (not mem:
+                              use tern_dev_open for it) */
+    const char *iface;     /* interface name */
+    const char *extra;     /* driver options "key=value,...", or NULL */
+    uint32_t ip;           /* our address (TERN_IP4) */
+    uint8_t prefix_len;    /* on-link prefix, e.g. 24 */
+    uint32_t gateway;      /* default route, 0 = on-link only */
+    /* CPUs to run on, one thread each. NULL: one thread on the first CPU
+     * this process may run on (sched_getaffinity: taskset, cgroups). */
+    const unsigned *cpus;
+    unsigned ncpus;
+    bool busy_poll;        /* spin on the queue; false: sleep until a frame
+                              or the stack's next deadline */
+    void *app;             /* yours: tern_rt_app() gives it back */
+    /* Per thread, before its stack is built: set cfg->cb, sizing, TCP
+     * options (leave the link fields the runtime set). May be NULL. */
+    void (*configure)(void *app, unsigned core, tern_config *cfg);
+    /* Per thread, on it, once its stack exists: listen, connect. Return 0,
+     * or nonzero to stop the run (tern_rt_run then fails). */
+    int (*start)(void *app, unsigned core, tern_stack *st);
+    /* Per thread when the run ends, before the stack is freed: close
+     * connections, read counters. May be NULL. */
+    void (*finish)(void *app, unsigned core, tern_stack *st);
+} tern_rt_config;
+
+/* Zero everything, busy_poll off. */
+void tern_rt_config_defaults(tern_rt_config *cfg);
+
+/* Open the device, start the threads and wait until SIGINT, SIGTERM or
+ * tern_rt_stop(). Returns 0, or -1 with one line in err (device, CPU or
+ * start failure). Once per process: it installs handlers for SIGINT and
+ * SIGTERM (the first stops the run, a second one kills) and for crash
+ * signals (they print a backtrace), and ignores SIGPIPE. */
+int tern_rt_run(const tern_rt_config *cfg, char *err, size_t errlen);
+/* Make tern_rt_run return: from any thread or a signal handler. */
+void tern_rt_stop(void);
+
+/* Inside callbacks on a runtime thread: your `app` pointer, and the
+ * thread's index (0 .. ncpus-1) for per-core state without locks. The
+ * runtime keeps each stack's tern_set_user pointer for itself: use
+ * per-connection user pointers (tern_tcp_set_user) and these instead. */
+void *tern_rt_app(const tern_stack *st);
+unsigned tern_rt_core(const tern_stack *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TERN_LINUX_H */
