@@ -48,7 +48,7 @@ test:
 demo:
 	@$(DEPS) demo
 	$(call configure,$(BUILD),-DTERN_BUILD_APPS=ON)
-	@cmake --build $(BUILD) -j $(JOBS) --target tern-httpd kern-httpd
+	@cmake --build $(BUILD) -j $(JOBS) --target apps
 	@sh scripts/demo.sh $(BUILD)
 
 install: all

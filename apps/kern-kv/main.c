@@ -202,8 +202,8 @@ int main(int argc, char **argv)
         kern_stop_watch(t[i].epfd, &stop_tag);
     }
     if (!co.json)
-        fprintf(stderr, "%s: serving on port %u (Ctrl-C prints the figures)\n",
-                co.prog, (unsigned)ko.port);
+        fprintf(stderr, "%s: serving *:%u, every address of this host "
+                "(Ctrl-C prints the figures)\n", co.prog, (unsigned)ko.port);
     int rc = kern_run_threads(&co, thread_main, t, sizeof *t);
     report r;
     rep_begin(&r, stdout, co.json, co.prog);

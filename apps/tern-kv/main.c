@@ -213,7 +213,8 @@ static int start(rt_core *core)
         int rc = tern_tcp_listen(core->ep[e].st, (uint16_t)ko.port, NULL);
         if (rc) {
             snprintf(core->errmsg, sizeof core->errmsg,
-                     "listen on port %u: error %d", (unsigned)ko.port, -rc);
+                     "listen on port %u: %s", (unsigned)ko.port,
+                     tern_strerror(rc));
             return -1;
         }
     }
