@@ -42,7 +42,7 @@ class BenchKv(unittest.TestCase):
                               "loadavg_end": [1, 1, 1]},
                "points": pts, "outputs": {"png": "/x/y-kv.png"}}
         md = kv.markdown(doc)
-        self.assertIn("| tern-afxdp | 1 | GET | 30000 | 300000 | 1.50x | - |", md)
+        self.assertIn("| tern-afxdp | 1 | GET | 30000 | 300000 | 1.50x | - | - |", md)
         self.assertIn("| kern | 1 | GET | failed: no PONG |", md)
         self.assertIn("y-kv.png", md)
 

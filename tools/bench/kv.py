@@ -13,7 +13,8 @@ turn for one warm-up and one measured run per point (so every stack meets
 the same stretch of load), and keeps the median requests/s, and the
 requests per busy CPU-second of the server process
 (its user + system time over the run, from /proc/<pid>/stat; time the
-kernel spends for it in softirq on other CPUs is not in it).
+kernel spends for it in softirq on other CPUs is not in it), and how busy
+redis-benchmark kept its own CPU (near 100%: the client was the limit).
 
 Writes <out>/<stem>-kv.json, .md and .png (default out build/bench,
 stem <date>-<host>). Exit 0 when every point ran, 1 when one failed, 2 on
@@ -22,6 +23,7 @@ import argparse
 import datetime
 import json
 import os
+import resource
 import socket
 import statistics
 import subprocess
@@ -133,21 +135,27 @@ class Server:
                 self.p.wait()
 
 
+def children_cpu():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def bench_once(server, test, depth, n, client_cpu):
-    """One redis-benchmark run: (requests/s, server CPU-seconds)."""
+    """One redis-benchmark run: (requests/s, server CPU-seconds, the
+    client's CPU-seconds, wall seconds)."""
     e = server.hosts.env
     argv = ["taskset", "-c", str(client_cpu), "redis-benchmark", "-h", e["IP_T"], "-p",
             str(PORT), "-c", str(CONNS), "-P", str(depth), "-n", str(n), "-t", test, "--csv"]
-    c0 = server.cpu()
+    c0, k0, t0 = server.cpu(), children_cpu(), time.time()
     r = subprocess.run(server.hosts.in_ns("k", argv), capture_output=True, text=True,
                        timeout=300)
-    cpu = server.cpu() - c0
+    cpu, client, wall = server.cpu() - c0, children_cpu() - k0, time.time() - t0
     if r.returncode != 0:
         raise RuntimeError("redis-benchmark: %s" % (r.stderr or r.stdout).strip()[-200:])
     for line in r.stdout.splitlines():
         f = [x.strip('"') for x in line.split(",")]
         if len(f) > 1 and f[0].upper() == test.upper():
-            return float(f[1]), cpu
+            return float(f[1]), cpu, client, wall
     raise RuntimeError("redis-benchmark printed no %s line: %r" % (test, r.stdout[-200:]))
 
 
@@ -165,10 +173,12 @@ def run_round(a, stack, hosts, cpus, pts):
                 try:
                     bench_once(server, test, depth, max(n // 5, 1000), cpus[0])
                     load = loadavg()
-                    rps, cpu = bench_once(server, test, depth, n, cpus[0])
-                    pt["runs"].append({"rps": rps, "server_cpu_s": cpu, "loadavg": load})
-                    note(a, "%-16s -P %-2d %s: %.0f requests/s, server CPU %.2f s (load %.1f)"
-                         % (stack, depth, test.upper(), rps, cpu, load[0]))
+                    rps, cpu, client, wall = bench_once(server, test, depth, n, cpus[0])
+                    pt["runs"].append({"rps": rps, "server_cpu_s": cpu, "client_cpu_s": client,
+                                       "wall_s": wall, "loadavg": load})
+                    note(a, "%-16s -P %-2d %s: %.0f requests/s, server CPU %.2f s, client "
+                         "CPU %.0f%% (load %.1f)" % (stack, depth, test.upper(), rps, cpu,
+                                                     100 * client / wall, load[0]))
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     pt["status"] = "failed"
                     pt["reason"] = str(e)
@@ -186,6 +196,9 @@ def summarize(pt):
     per_cpu = [n / r["server_cpu_s"] for r in pt["runs"] if r["server_cpu_s"] > 0]
     pt["requests_per_cpu_s"] = statistics.median(per_cpu) if per_cpu else None
     pt["loadavg"] = pt["runs"][0]["loadavg"]
+    # How busy redis-benchmark kept its CPU (1.0: the client was the limit).
+    pt["client_cpu_share"] = statistics.median(r["client_cpu_s"] / r["wall_s"]
+                                               for r in pt["runs"] if r["wall_s"] > 0)
 
 
 def ratio(points, stack, peer, depth, test, key="rps"):
@@ -208,18 +221,20 @@ def markdown(doc):
                CONNS, c["server_cpu"], c["client_cpu"], c["repeat"], c["loadavg_start"],
                c["loadavg_end"], doc["git"]), "",
            "| stack | depth | test | requests/s | requests per server CPU-second | vs redis "
-           "| load at start |",
-           "|---|---|---|---|---|---|---|"]
+           "| client CPU busy | load at start |",
+           "|---|---|---|---|---|---|---|---|"]
     for p in pts:
         if p["status"] != "ok":
             out.append("| %s | %d | %s | failed: %s | | |" % (p["stack"], p["depth"],
                                                             p["test"].upper(), p["reason"]))
             continue
         r = ratio(pts, p["stack"], "redis", p["depth"], p["test"])
-        out.append("| %s | %d | %s | %.0f | %s | %s | %s |" % (
+        out.append("| %s | %d | %s | %.0f | %s | %s | %s | %s |" % (
             p["stack"], p["depth"], p["test"].upper(), p["rps"],
             "%.0f" % p["requests_per_cpu_s"] if p.get("requests_per_cpu_s") else "-",
-            "%.2fx" % r if r else "-", "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-"))
+            "%.2fx" % r if r else "-",
+            "%.0f%%" % (100 * p["client_cpu_share"]) if p.get("client_cpu_share") else "-",
+            "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-"))
     out += ["", "Plot: %s" % os.path.basename(doc["outputs"]["png"]), ""]
     return "\n".join(out)
 
