@@ -64,6 +64,19 @@ static inline void wr32(uint8_t *p, uint32_t v)
 }
 #endif
 
+/* Little-endian loads composed from bytes: one mov on x86, correct
+ * everywhere (the checksum's words, SipHash's). */
+static inline uint32_t ld32le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t ld64le(const uint8_t *p)
+{
+    return (uint64_t)ld32le(p) | (uint64_t)ld32le(p + 4) << 32;
+}
+
 /* The core's own memory helpers (no libc). Built with TERN_USE_BUILTIN_MEM
  * they become the compiler's builtins, which inline small copies and call
  * the platform's memcpy for large ones (what the Linux build does). */
