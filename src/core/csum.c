@@ -613,7 +613,7 @@ static inline uint64_t x86_copy_sum_tail(uint8_t *d, const uint8_t *s,
 /* tern_csum_copy of SSE_MIN_LEN bytes or more, defined below. Not static:
  * gcc places a static callee before its caller, which moved the short
  * sums' code and cost the echo path ~3% (front-end layout; see
- * docs/perf-notes.md, ninth pass). Hidden: not exported. */
+ * docs/perf-notes.md, "Compiler and layout"). Hidden: not exported. */
 __attribute__((visibility("hidden"))) uint32_t
 tern_x86_copy_sum_long(uint8_t *d, const uint8_t *s, size_t len, uint32_t sum);
 
