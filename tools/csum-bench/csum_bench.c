@@ -26,20 +26,7 @@
 
 /* ---- the old code, as it was (only the names changed) ---- */
 
-/* Little-endian loads composed from bytes: one mov on x86, correct
- * everywhere. Summing little-endian words gives the byte-swapped
- * ones'-complement sum, which we swap back once at the end (RFC 1071:
- * the sum is byte-order independent up to that swap). */
-static inline uint32_t ld32le(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-           (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t ld64le(const uint8_t *p)
-{
-    return (uint64_t)ld32le(p) | (uint64_t)ld32le(p + 4) << 32;
-}
+/* Little-endian loads (ld32le, ld64le) come from util.h, as in the core. */
 
 /* Ones'-complement addition of 64-bit words (end-around carry). gcc and
  * clang compile `a += w; c += a < w` to add + adc, so the bulk loop costs
