@@ -107,7 +107,7 @@ def rr_table(pts, workload, kind, points):
     if kind == "in-memory":
         head += ["CPU us/req (own)", "tern-mem vs this"]
     else:
-        head += ["CPU us/req (all CPUs)", "req per busy CPU-s"]
+        head += ["CPU us/req (own)", "CPU us/req (all CPUs)", "req per busy CPU-s"]
         if kind == "real-path":
             head += ["req/s vs kernel", "req per CPU-s vs kernel"]
     rows = []
@@ -123,7 +123,7 @@ def rr_table(pts, workload, kind, points):
         if kind == "in-memory":
             row += [fmt_num(median(p, "own_cpu_us_per_req")), ratio_cell(p, points, "rps")]
         else:
-            row += [fmt_num(median(p, "cpu_us_per_req")),
+            row += [fmt_num(median(p, "own_cpu_us_per_req")), fmt_num(median(p, "cpu_us_per_req")),
                     spread(p, "req_per_cpu_s", fmt_rate)]
             if kind == "real-path":
                 row += [ratio_cell(p, points, "rps"), ratio_cell(p, points, "req_per_cpu_s")]
