@@ -5,7 +5,8 @@
     "application", the payload generated (gen_s reported) and verified;
   - each shortcut is named: --app-sum, --offload rxsum, --offload csum,
     --offload tso,lro (by reference);
-  - kern-bulk does the same application work and refuses --app-sum.
+  - kern-bulk does the same application work and refuses --app-sum;
+  - the lwIP peer does it too (bulk verified, echo completes its count).
 
     data_path.py --build-dir BUILD
 """
@@ -70,6 +71,35 @@ class KernBulk(unittest.TestCase):
         p, _ = run("kern-bulk", "--app-sum", ok=False)
         self.assertNotEqual(p.returncode, 0)
         self.assertIn("--app-sum", p.stderr)
+
+
+class LwipPeer(unittest.TestCase):
+    def setUp(self):
+        self.prog = os.path.join(BUILD, "bin", "lwip-peer")
+        if not os.path.exists(self.prog):
+            self.skipTest("lwip-peer not built (liblwip-dev not installed)")
+
+    def test_bulk_application_work(self):
+        p = subprocess.run([self.prog, "bulk", "--conns", "3", "--bytes", "8M", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        d = json.loads(p.stdout)
+        self.assertEqual(d["data_path"], "application")
+        self.assertTrue(d["verified"])
+        self.assertEqual(d["bytes"], 8 << 20)
+        self.assertGreater(d["gen_s"], 0)
+
+    def test_echo_counts(self):
+        p = subprocess.run([self.prog, "echo", "--conns", "4", "--requests", "2000", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["requests"], 2000)
+
+    def test_bad_flag_says_why(self):
+        p = subprocess.run([self.prog, "echo", "--conns", "0"], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--conns", p.stderr)
 
 
 def main():
