@@ -92,16 +92,16 @@ static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
                  tern_ip4_format(ep->ip & mask, me), (unsigned)p->prefix);
 }
 
-/* A client whose next hop never answered ARP: the stack gave up on the
- * frames waiting for it (arp_pending_expired, after 3 requests a second
- * apart) before any connection was made. Without this check a client
- * would only learn it when its SYNs run out, about a minute later. Writes
- * the message naming the address and returns true. */
+/* A client whose next hop never answered ARP: the stack gave up resolving
+ * it (arp_resolve_failed, after 3 requests a second apart) before any
+ * connection was made. Without this check a client would only learn it
+ * when its SYNs run out, about a minute later. Writes the message naming
+ * the address and returns true. */
 static inline bool rt_app_arp_failed(const rt_ep *ep, uint32_t dst, char *msg,
                                      size_t n)
 {
     const tern_counters *c = tern_get_counters(ep->st);
-    if (!ep->dev || c->arp_pending_expired == 0 || c->tcp_conns_established)
+    if (!ep->dev || c->arp_resolve_failed == 0 || c->tcp_conns_established)
         return false;
     const rt_params *p = rt_params_of(ep->core->rt);
     uint32_t mask = p->prefix ? ~0u << (32 - p->prefix) : 0;
