@@ -12,11 +12,13 @@ int_line(const char *p, size_t n, size_t *i, int64_t *v)
     bool neg = k < n && p[k] == '-';
     k += neg;
     size_t digits = k;
-    /* At most 18 digits: far past every bound, and no overflow. */
+    /* At most 18 digits: far past every bound. The loop reads a 19th to
+     * refuse it; unsigned, so that one may wrap without undefined
+     * behaviour (an accepted value is below 10^18: it fits int64_t). */
     size_t lim = n - k > 19 ? k + 19 : n;
-    int64_t x = 0;
+    uint64_t x = 0;
     while (k < lim && (unsigned)(p[k] - '0') < 10)
-        x = x * 10 + (p[k++] - '0');
+        x = x * 10 + (uint64_t)(p[k++] - '0');
     if (k - digits > 18)
         return -1;
     if (k == n)
@@ -27,7 +29,7 @@ int_line(const char *p, size_t n, size_t *i, int64_t *v)
         return 0;
     if (p[k + 1] != '\n')
         return -1;
-    *v = neg ? -x : x;
+    *v = neg ? -(int64_t)x : (int64_t)x;
     *i = k + 2;
     return 1;
 }
