@@ -441,7 +441,8 @@ enum tern_err {
     TERN_EADDRINUSE = 3, /* port already bound or listening */
     TERN_ENOTCONN = 4,   /* connection not in a state that allows this */
     TERN_EAGAIN = 5,     /* no send space now; wait for `acked` */
-    TERN_EMSGSIZE = 6,   /* datagram larger than the MTU allows */
+    TERN_EMSGSIZE = 6,   /* datagram too large (MTU for TCP, one buffer or
+                            64 KiB for fragmented UDP/ICMP) */
     TERN_ENOBUFS = 7,    /* the buffer pool is empty */
 };
 
@@ -568,7 +569,10 @@ int tern_neigh_del(tern_stack *st, uint32_t ip);
 tern_udp *tern_udp_bind(tern_stack *st, uint16_t port, void *user, int *err);
 void tern_udp_unbind(tern_stack *st, tern_udp *sock);
 
-/* Send `len` bytes copied from `data`. Returns 0 or -tern_err. */
+/* Send `len` bytes copied from `data`. A datagram larger than the MTU
+ * leaves in IPv4 fragments (it must fit in one buffer; -TERN_EMSGSIZE
+ * otherwise, -TERN_ENOBUFS when the pool has too few buffers for the
+ * fragments, counted in ip_drop_frag_out). Returns 0 or -tern_err. */
 int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
                   uint16_t dst_port, const void *data, size_t len);
 
@@ -581,8 +585,9 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
 /* ICMP                                                                      */
 /* ------------------------------------------------------------------------ */
 
-/* Send an ICMP echo request (ping). Replies are counted in
- * counters.icmp_echo_reply_in. Returns 0 or -tern_err. */
+/* Send an ICMP echo request (ping); over the MTU it leaves in fragments,
+ * as tern_udp_send. Replies are counted in counters.icmp_echo_reply_in.
+ * Returns 0 or -tern_err. */
 int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
                    const void *data, size_t len);
 
@@ -745,12 +750,15 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
     X(ip_frag_in) X(ip_reasm_ok) X(ip_drop_frag_bad) X(ip_drop_frag_overlap)\
     X(ip_drop_frag_dup) X(ip_drop_frag_too_big) X(ip_frag_timeout)         \
     X(ip_frag_evicted)                                                      \
+    /* IPv4 fragmentation on output: datagrams cut, fragments made, and   \
+     * datagrams dropped for want of buffers */                            \
+    X(ip_frag_out) X(ip_frag_created) X(ip_drop_frag_out)                  \
     /* ICMP */                                                              \
     X(icmp_in) X(icmp_out) X(icmp_drop_short) X(icmp_drop_csum)            \
     X(icmp_echo_in) X(icmp_echo_reply_out) X(icmp_echo_reply_in)           \
     X(icmp_unreach_out) X(icmp_rate_limited) X(icmp_error_in)              \
     X(icmp_drop_type) X(icmp_drop_quote) X(icmp_drop_quote_seq)            \
-    X(icmp_pmtu_floored)                                                   \
+    X(icmp_pmtu_floored) X(icmp_echo_reply_drop)                           \
     /* UDP */                                                               \
     X(udp_in) X(udp_out) X(udp_drop_short) X(udp_drop_len)                 \
     X(udp_drop_csum) X(udp_drop_no_port) X(udp_drop_port0)                 \

@@ -18,13 +18,17 @@ static bool is_error_type(uint8_t type)
            type == ICMP_TIME_EXCEEDED || type == ICMP_PARAM_PROBLEM;
 }
 
-static void icmp_finish(tern_stack *st, tern_buf *b, uint32_t dst)
+/* Checksum and send; returns ip4_output's result (icmp_out counts only
+ * what it took). */
+static int icmp_finish(tern_stack *st, tern_buf *b, uint32_t dst)
 {
     uint8_t *m = b->data;
     wr16(m + 2, 0);
     wr16(m + 2, (uint16_t)~tern_csum_fold(tern_csum_partial(m, b->len, 0)));
-    CTR(st, icmp_out);
-    ip4_output(st, b, 0, dst, IP_PROTO_ICMP, 0);
+    int r = ip4_output(st, b, 0, dst, IP_PROTO_ICMP, 0);
+    if (r == 0)
+        CTR(st, icmp_out);
+    return r;
 }
 
 /* An error quoting one of our datagrams: pass TCP's to TCP (which takes
@@ -76,11 +80,15 @@ void icmp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
             CTR(st, icmp_drop_type);
             goto drop;
         }
-        /* Answer in the same buffer: the request's headers are headroom. */
+        /* Answer in the same buffer: the request's headers are headroom.
+         * A reply over the MTU (a reassembled request) leaves in
+         * fragments; one that cannot leave is counted apart. */
         m[0] = ICMP_ECHO_REPLY;
         m[1] = 0;
-        CTR(st, icmp_echo_reply_out);
-        icmp_finish(st, b, ip->src);
+        if (icmp_finish(st, b, ip->src) == 0)
+            CTR(st, icmp_echo_reply_out);
+        else
+            CTR(st, icmp_echo_reply_drop);
         return;
     case ICMP_ECHO_REPLY:
         CTR(st, icmp_echo_reply_in);
@@ -146,12 +154,16 @@ void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
 int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
                    const void *data, size_t len)
 {
-    if (len + ICMP_HDR_LEN + IP4_HDR_LEN > st->cfg.mtu)
+    if (len + ICMP_HDR_LEN + IP4_HDR_LEN > 0xffff)
         return -TERN_EMSGSIZE;
     tern_buf *b = tern_buf_alloc(st);
     if (!b) {
         CTR(st, tx_drop_nobuf);
         return -TERN_ENOBUFS;
+    }
+    if (ICMP_HDR_LEN + len > b->size - (uint32_t)(b->data - b->head)) {
+        tern_buf_release(st, b);
+        return -TERN_EMSGSIZE;    /* over the MTU is fine: one buffer is not */
     }
     uint8_t *m = b->data;
     m[0] = ICMP_ECHO;
@@ -160,6 +172,5 @@ int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
     wr16(m + 6, seq);
     tern_memcpy(m + ICMP_HDR_LEN, data, len);
     b->len = (uint32_t)(ICMP_HDR_LEN + len);
-    icmp_finish(st, b, dst_ip);
-    return 0;
+    return icmp_finish(st, b, dst_ip);
 }

@@ -127,12 +127,33 @@ void ip4_input(tern_stack *st, tern_buf *b)
     }
 }
 
+/* RFC 7739 5.3 / RFC 6864: the ID of a datagram to dst is a keyed hash
+ * of (dst, proto) plus one of IP_ID_BUCKETS counters that hash picks.
+ * IDs to one destination never repeat before 65,536 datagrams share its
+ * counter (fragments stay unique within the MSL at any sane rate), and an
+ * outsider learns nothing of the traffic to others from its own. */
+static uint16_t ip4_id(tern_stack *st, uint32_t dst, uint8_t proto)
+{
+    uint8_t in[8];
+    wr32(in, dst);
+    wr32(in + 4, 0x49440000u | proto);      /* "ID" and the protocol */
+    uint64_t h = tern_siphash(st->cfg.secret, in, sizeof in);
+    return (uint16_t)((h >> 32) + st->ip_ids[h & (IP_ID_BUCKETS - 1)]++);
+}
+
 int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
                uint8_t proto, uint8_t tos)
 {
+    return ip4_output_id(st, b, src, dst, proto, tos, ip4_id(st, dst, proto));
+}
+
+int ip4_output_id(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
+                  uint8_t proto, uint8_t tos, uint16_t id)
+{
     uint32_t total = b->len + IP4_HDR_LEN;
     bool tso = b->flags & TERN_BUF_TX_TSO;
-    if ((total > st->cfg.mtu && !tso) || total > 0xffff) {
+    bool frag = total > st->cfg.mtu && !tso;
+    if ((frag && (proto == IP_PROTO_TCP || b->frag)) || total > 0xffff) {
         tern_buf_release(st, b);
         return -TERN_EMSGSIZE;
     }
@@ -151,28 +172,35 @@ int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
         }
         nh = st->cfg.gateway;
     }
-    b->data -= IP4_HDR_LEN;
-    b->len += IP4_HDR_LEN;
-    uint8_t *h = b->data;
+    uint8_t *h = b->data - IP4_HDR_LEN;
     h[0] = 0x45;
     h[1] = tos;
     wr16(h + 2, (uint16_t)total);
-    wr16(h + 4, st->ip_id++);
+    wr16(h + 4, id);
     wr16(h + 6, IP_FLAG_DF);
     h[8] = IP_TTL;
     h[9] = proto;
     wr16(h + 10, 0);
     wr32(h + 12, src ? src : st->cfg.ip);
     wr32(h + 16, dst);
+    if (frag)
+        return ip4_frag_out(st, b, h, nh, bcast);
+    b->data = h;
+    b->len += IP4_HDR_LEN;
+    ip4_send(st, b, nh, bcast);
+    return 0;
+}
+
+void ip4_send(tern_stack *st, tern_buf *b, uint32_t nh, bool bcast)
+{
     b->l3_len = IP4_HDR_LEN;
     if (st->cfg.caps & TERN_CAP_TX_IP_CSUM)
         b->flags |= TERN_BUF_TX_IP_CSUM;
     else
-        wr16(h + 10, (uint16_t)~ip4_hdr_sum(h));
+        wr16(b->data + 10, (uint16_t)~ip4_hdr_sum(b->data));
     CTR(st, ip_out);
     if (bcast)
         eth_output(st, b, eth_broadcast, ETH_TYPE_IPV4);
     else
         arp_resolve_and_send(st, b, nh);
-    return 0;
 }

@@ -1,4 +1,5 @@
-/* ip4_frag.c - bounded IPv4 reassembly (RFC 791, RFC 815).
+/* ip4_frag.c - bounded IPv4 reassembly (RFC 791, RFC 815), and
+ * fragmentation on output (for ICMP and UDP datagrams over the MTU).
  *
  * Fragments are kept as the received buffers themselves, in offset order,
  * in one of cfg.reasm_slots slots. The defences against the classic
@@ -227,4 +228,50 @@ void reasm_fini(tern_stack *st)
     for (uint32_t i = 0; i < st->cfg.reasm_slots; i++)
         if (st->reasm[i].used)
             reasm_free(st, &st->reasm[i]);
+}
+
+/* ---- fragmentation on output ---- */
+
+#define FRAG_OUT_MAX 45   /* 65,515 payload bytes in 1,480-byte pieces */
+
+int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
+                 uint32_t nh, bool bcast)
+{
+    uint32_t len = b->len, step = (st->cfg.mtu - IP4_HDR_LEN) & ~7u;
+    uint32_t n = (len + step - 1) / step;
+    tern_buf *fr[FRAG_OUT_MAX];
+    uint32_t got = 0;
+    /* every buffer first: a datagram leaves whole or not at all */
+    while (got < n && n <= FRAG_OUT_MAX) {
+        tern_buf *f = tern_buf_alloc(st);
+        if (!f || f->size - (uint32_t)(f->data - f->head) < IP4_HDR_LEN + step ||
+            f->data - f->head < ETH_HDR_LEN) {
+            if (f)
+                tern_buf_release(st, f);
+            break;
+        }
+        fr[got++] = f;
+    }
+    if (got < n) {
+        CTR(st, ip_drop_frag_out);
+        while (got)
+            tern_buf_release(st, fr[--got]);
+        tern_buf_release(st, b);
+        return -TERN_ENOBUFS;
+    }
+    CTR(st, ip_frag_out);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t off = k * step, part = len - off < step ? len - off : step;
+        tern_buf *f = fr[k];
+        uint8_t *h = f->data;
+        tern_memcpy(h, hdr, IP4_HDR_LEN);
+        tern_memcpy(h + IP4_HDR_LEN, b->data + off, part);
+        wr16(h + 2, (uint16_t)(IP4_HDR_LEN + part));
+        wr16(h + 6, (uint16_t)((k + 1 < n ? 0x2000u : 0) | off / 8));
+        f->len = IP4_HDR_LEN + part;
+        CTR(st, ip_frag_created);
+        ip4_send(st, f, nh, bcast);
+    }
+    tern_buf_release(st, b);
+    return 0;
 }

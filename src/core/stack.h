@@ -20,6 +20,7 @@
 #define IP4_MIN_PMTU 552
 
 #define CTR(st, name) ((st)->ctr.name++)
+#define IP_ID_BUCKETS 64
 
 /* Ones'-complement sum of a 20-byte IPv4 header as five 32-bit words,
  * folded: the common header without the general checksum loop. */
@@ -78,7 +79,7 @@ struct tern_stack {
     uint32_t icmp_tokens;
     uint64_t icmp_refill;
 
-    uint16_t ip_id;
+    uint16_t ip_ids[IP_ID_BUCKETS]; /* IPv4 ID counters (ip4.c) */
     struct reasm *reasm;      /* cfg.reasm_slots (ip4_frag.c) */
     uint64_t reasm_next;      /* earliest expiry held; no scan before it */
     struct tern_udp *udp;     /* cfg.max_udp slots */
@@ -247,16 +248,31 @@ static inline bool ip4_common_sum(const tern_stack *st, const tern_buf *b,
  * Send an IP datagram whose transport header starts at b->data (headroom
  * kept). Fills the IPv4 header (with checksum, or the TX_IP_CSUM flag when
  * the NIC does it), routes via the gateway when dst is off-link, resolves
- * ARP and queues the frame. Consumes the reference. Returns 0 or -tern_err
- * (e.g. -TERN_EMSGSIZE, no route).
+ * ARP and queues the frame. A datagram larger than the MTU is cut into
+ * fragments (ip4_frag_out), except TCP's: those carry DF and must fit.
+ * The ID is a keyed hash of (dst, proto) plus a counter (ip4_id).
+ * Consumes the reference. Returns 0 or -tern_err (e.g. -TERN_EMSGSIZE,
+ * no route, -TERN_ENOBUFS when the fragments found no buffers).
  */
 int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
                uint8_t proto, uint8_t tos);
+/* The same with the IPv4 ID given (a TCP conn's own, tcp_ip_id). */
+int ip4_output_id(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
+                  uint8_t proto, uint8_t tos, uint16_t id);
+/* A finished IPv4 header at b->data (checksum field 0): sum it (or flag
+ * the NIC), count, and send to next hop nh (ARP) or broadcast. */
+void ip4_send(tern_stack *st, tern_buf *b, uint32_t nh, bool bcast);
 /* Reassembly (ip4_frag.c). ip4_reasm takes one fragment (IP header at
  * b->data, len trimmed to the IP total length) and returns the whole
  * datagram in a new buffer once complete, else NULL; it always consumes b. */
 void reasm_mem(tern_stack *st, const tern_config *cfg, carve *c);
 tern_buf *ip4_reasm(tern_stack *st, tern_buf *b);
+/* Send the datagram in b (IPv4 header hdr, 20 bytes, already filled but
+ * for length, flags and checksum; payload at b->data) as fragments of at
+ * most the MTU to next hop nh, each in a fresh buffer; all or none are
+ * sent. Consumes b. Returns 0 or -TERN_ENOBUFS. */
+int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
+                 uint32_t nh, bool bcast);
 uint64_t reasm_poll(tern_stack *st, uint64_t now);
 void reasm_fini(tern_stack *st);
 /* Pseudo-header partial sum for TCP/UDP checksums (not folded). */

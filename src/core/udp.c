@@ -97,7 +97,7 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
                       uint16_t dst_port, tern_buf *b)
 {
     uint32_t ulen = b->len + UDP_HDR_LEN;
-    if (ulen + IP4_HDR_LEN > st->cfg.mtu) {
+    if (ulen + IP4_HDR_LEN > 0xffff || b->frag) {  /* over the MTU: fragmented */
         tern_buf_release(st, b);
         return -TERN_EMSGSIZE;
     }
@@ -112,7 +112,9 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
     wr16(u + 2, dst_port);
     wr16(u + 4, (uint16_t)ulen);
     uint32_t sum = ip4_pseudo_sum(st->cfg.ip, dst_ip, IP_PROTO_UDP, ulen);
-    if (st->cfg.caps & TERN_CAP_TX_L4_CSUM) {
+    /* the NIC cannot sum a datagram that leaves in fragments */
+    if ((st->cfg.caps & TERN_CAP_TX_L4_CSUM) &&
+        ulen + IP4_HDR_LEN <= st->cfg.mtu) {
         wr16(u + 6, tern_csum_fold(sum));
         b->flags |= TERN_BUF_TX_L4_CSUM;
     } else {
@@ -127,7 +129,7 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
 int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
                   uint16_t dst_port, const void *data, size_t len)
 {
-    if (len + UDP_HDR_LEN + IP4_HDR_LEN > st->cfg.mtu)
+    if (len + UDP_HDR_LEN + IP4_HDR_LEN > 0xffff)
         return -TERN_EMSGSIZE;
     tern_buf *b = tern_buf_alloc(st);
     if (!b) {

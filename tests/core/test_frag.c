@@ -1,5 +1,7 @@
 /* IPv4 reassembly: whole datagrams in any order, and every classic
- * fragment attack dropped and counted with memory bounded. */
+ * fragment attack dropped and counted with memory bounded. Fragmentation
+ * on output: a reply or datagram over the MTU leaves in fragments another
+ * stack reassembles; IDs unique per datagram, all buffers or none. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +35,17 @@ static th *setup(void)
     tern_udp_bind(t->st, 7, NULL, NULL);
     got_len = 0;
     got_count = 0;
+    return t;
+}
+
+/* setup, with the peer's MAC learned (from its ARP request) */
+static th *setup_resolved(void)
+{
+    th *t = setup();
+    uint8_t arp[64];
+    static const uint8_t zero[6];
+    th_input(t, arp, th_arp(arp, 1, TH_PEER_MAC, TH_PEER_IP, zero, TH_IP));
+    th_clear(t);
     return t;
 }
 
@@ -150,11 +163,7 @@ static void test_disabled(void **state)
 static void test_fragmented_ping(void **state)
 {
     (void)state;
-    th *t = setup();
-    uint8_t arp[64];
-    static const uint8_t zero[6];
-    th_input(t, arp, th_arp(arp, 1, TH_PEER_MAC, TH_PEER_IP, zero, TH_IP));
-    th_clear(t);
+    th *t = setup_resolved();
     uint8_t data[600], whole[1600], f[1600];
     make_data(data, sizeof data);
     size_t n = th_ping_frame(whole, TH_PEER_IP, TH_IP, 5, 6, data, sizeof data);
@@ -170,6 +179,132 @@ static void test_fragmented_ping(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+static void cfg_peer(tern_config *c)
+{
+    memcpy(c->mac, TH_PEER_MAC, 6);
+    c->ip = TH_PEER_IP;
+}
+
+/* The IPv4 datagram a captured frame carries, its header's fields. */
+static uint16_t f_id(const uint8_t *o) { return th_rd16(o + 18); }
+static uint16_t f_flags(const uint8_t *o) { return th_rd16(o + 20); }
+
+/* A 1700-byte ping (IP 1728 > MTU 1500) arrives in two fragments and its
+ * reply leaves in two, which a second stack reassembles. */
+static void test_fragmented_reply(void **state)
+{
+    (void)state;
+    th *t = setup_resolved();
+    static uint8_t data[1700], whole[2048], f[2048];
+    make_data(data, sizeof data);
+    size_t n = th_ping_frame(whole, TH_PEER_IP, TH_IP, 5, 6, data, sizeof data);
+    const uint8_t *icmp = whole + 34;
+    size_t ilen = n - 34;
+    th_input(t, f, th_frag(f, icmp, 0, 1480, 1, 78, 1));
+    th_input(t, f, th_frag(f, icmp, 1480, (uint32_t)ilen - 1480, 0, 78, 1));
+    assert_int_equal(C(t)->ip_reasm_ok, 1);
+    assert_int_equal(C(t)->icmp_echo_reply_out, 1);
+    assert_int_equal(C(t)->ip_frag_out, 1);
+    assert_int_equal(C(t)->ip_frag_created, 2);
+    assert_int_equal(t->nout, 2);
+    const uint8_t *o0 = t->out[0], *o1 = t->out[1];
+    assert_int_equal(t->out_len[0], 14 + 20 + 1480);
+    assert_int_equal(t->out_len[1], 14 + 20 + ilen - 1480);
+    assert_int_equal(f_id(o0), f_id(o1));
+    assert_int_equal(f_flags(o0), 0x2000);               /* MF, offset 0 */
+    assert_int_equal(f_flags(o1), 1480 / 8);             /* last, no DF */
+    assert_int_equal(th_csum_ref(o0 + 14, 20, 0), 0);
+    assert_int_equal(th_csum_ref(o1 + 14, 20, 0), 0);
+    /* the pieces joined are the echo reply of the same data */
+    static uint8_t joined[2048];
+    memcpy(joined, o0 + 34, 1480);
+    memcpy(joined + 1480, o1 + 34, ilen - 1480);
+    assert_int_equal(joined[0], 0);
+    assert_int_equal(th_csum_ref(joined, ilen, 0), 0);
+    assert_memory_equal(joined + 8, data, sizeof data);
+    /* round trip: the peer's stack reassembles the reply */
+    th *p = th_new(cfg_peer);
+    th_input(p, o1, t->out_len[1]);
+    th_input(p, o0, t->out_len[0]);
+    assert_int_equal(tern_get_counters(p->st)->ip_reasm_ok, 1);
+    assert_int_equal(tern_get_counters(p->st)->icmp_echo_reply_in, 1);
+    assert_int_equal(th_free(p), 0);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* UDP over the MTU: fragments with one ID per datagram, never reused
+ * among 1,000 datagrams; too few buffers: nothing leaves, counted. */
+static void test_udp_fragments_and_ids(void **state)
+{
+    (void)state;
+    th *t = setup_resolved();
+    static uint8_t data[1600];
+    make_data(data, sizeof data);
+    static uint8_t seen[65536];
+    memset(seen, 0, sizeof seen);
+    for (int i = 0; i < 1000; i++) {
+        th_clear(t);
+        assert_int_equal(tern_udp_send(t->st, 9, TH_PEER_IP, 7, data, sizeof data), 0);
+        tern_flush(t->st);
+        assert_int_equal(t->nout, 2);
+        uint16_t id = f_id(t->out[0]);
+        assert_int_equal(f_id(t->out[1]), id);
+        assert_int_equal(seen[id], 0);
+        seen[id] = 1;
+    }
+    /* the peer's stack gets the datagram whole */
+    th *p = th_new(cfg_peer);
+    got_len = 0;
+    tern_udp_bind(p->st, 7, NULL, NULL);
+    p->cfg.cb.udp_recv = on_udp;
+    th_input(p, t->out[0], t->out_len[0]);
+    th_input(p, t->out[1], t->out_len[1]);
+    assert_int_equal(tern_get_counters(p->st)->ip_reasm_ok, 1);
+    assert_int_equal(tern_get_counters(p->st)->udp_in, 1);
+    assert_int_equal(tern_get_counters(p->st)->udp_drop_csum, 0);
+    assert_int_equal(th_free(p), 0);
+    /* one buffer short of the fragments: all or nothing */
+    th_clear(t);
+    t->pool_limit = t->bufs_out + 2;
+    assert_int_equal(tern_udp_send(t->st, 9, TH_PEER_IP, 7, data, sizeof data),
+                     -TERN_ENOBUFS);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 0);
+    assert_int_equal(C(t)->ip_drop_frag_out, 1);
+    t->pool_limit = 0;
+    /* more than one buffer holds: refused at once */
+    static uint8_t huge[4000];
+    assert_int_equal(tern_udp_send(t->st, 9, TH_PEER_IP, 7, huge, sizeof huge),
+                     -TERN_EMSGSIZE);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* Datagrams to different hosts take IDs from keyed starts, not one
+ * counter: an outsider cannot count the traffic to others. */
+static void test_ids_per_destination(void **state)
+{
+    (void)state;
+    th *t = setup();
+    uint8_t arp[64];
+    static const uint8_t zero[6];
+    uint16_t id[8];
+    for (uint32_t i = 0; i < 8; i++) {
+        uint8_t mac[6] = {2, 7, 0, 0, 0, (uint8_t)i};
+        uint32_t ip = TERN_IP4(198, 18, 0, 100) + i;
+        th_input(t, arp, th_arp(arp, 1, mac, ip, zero, TH_IP));
+        th_clear(t);
+        tern_udp_send(t->st, 9, ip, 7, "x", 1);
+        tern_flush(t->st);
+        assert_int_equal(t->nout, 1);
+        id[i] = f_id(t->out[0]);
+    }
+    int consecutive = 0;
+    for (int i = 1; i < 8; i++)
+        consecutive += (uint16_t)(id[i] - id[i - 1]) == 1;
+    assert_true(consecutive <= 1);
+    assert_int_equal(th_free(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -178,6 +313,9 @@ int main(void)
         cmocka_unit_test(test_bounds_and_timeout),
         cmocka_unit_test(test_disabled),
         cmocka_unit_test(test_fragmented_ping),
+        cmocka_unit_test(test_fragmented_reply),
+        cmocka_unit_test(test_udp_fragments_and_ids),
+        cmocka_unit_test(test_ids_per_destination),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Path MTU from ICMP "fragmentation needed" (RFC 1191, RFC 5927): the
  * quoted sequence number must be in flight, and no MTU takes a connection
- * below the floor of 552 bytes. */
+ * below the floor of 552 bytes. And the IPv4 IDs of TCP segments: a
+ * counter per connection, not one the whole stack shares (RFC 7739). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -113,10 +114,49 @@ static void test_pmtu_floor_and_quote(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+/* The IP ID of the last TCP frame captured. */
+static uint16_t last_id(th *t)
+{
+    assert_true(t->nout > 0);
+    const uint8_t *o = t->out[t->nout - 1];
+    assert_int_equal(o[14 + 9], 6);
+    return th_rd16(o + 14 + 4);
+}
+
+/* The ACK the stack sends for a peer's data. */
+static uint16_t ack_id(th *t, peer *p)
+{
+    th_clear(t);
+    peer_send(p, F_ACK | F_PSH, payload, 100);
+    th_advance_us(t, 100000);
+    return last_id(t);
+}
+
+static void test_ip_id_per_conn(void **state)
+{
+    (void)state;
+    th *t;
+    peer a, b;
+    peer_connected(&t, &a, true);
+    peer_init(&b, t);
+    peer_connect(&b, 80, 40001);
+    uint16_t a1 = ack_id(t, &a), b1 = ack_id(t, &b);
+    uint16_t a2 = ack_id(t, &a), b2 = ack_id(t, &b);
+    uint16_t a3 = ack_id(t, &a);
+    /* each conn counts on its own... */
+    assert_int_equal((uint16_t)(a2 - a1), 1);
+    assert_int_equal((uint16_t)(a3 - a2), 1);
+    assert_int_equal((uint16_t)(b2 - b1), 1);
+    /* ...from its own start: the other conn's IDs tell nothing */
+    assert_true((uint16_t)(b1 - a1) != 1 && (uint16_t)(a2 - b1) != 1);
+    assert_int_equal(th_free(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pmtu_floor_and_quote),
+        cmocka_unit_test(test_ip_id_per_conn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -111,10 +111,13 @@ static void test_send(void **state)
     assert_int_equal(th_rd16(o + 38), 11);
     assert_memory_equal(o + 42, "odd", 3);
     assert_true(th_frame_csums_ok(o, t->out_len[0]));
-    uint8_t big[1473] = {0};
+    /* over the MTU: fragmented (test_frag); over one buffer: refused */
+    static uint8_t big[4000];
     assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, big, sizeof big),
                      -TERN_EMSGSIZE);
     assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, big, 1472), 0);
+    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, big, 1473), 0);
+    assert_int_equal(C(t)->ip_frag_out, 1);
     assert_int_equal(th_free(t), 0);
 }
 

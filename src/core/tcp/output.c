@@ -119,7 +119,7 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
         wr16(h + 16, (uint16_t)~fold(s));
     }
     CTR(st, tcp_out);
-    ip4_output(st, b, st->cfg.ip, c->raddr, IP_PROTO_TCP, 0);
+    ip4_output_id(st, b, st->cfg.ip, c->raddr, IP_PROTO_TCP, 0, tcp_ip_id(c));
 }
 
 /* Build the conn's transmit template; false while the next hop's MAC is
@@ -197,7 +197,7 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
     uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
-    uint16_t id = st->ip_id++;
+    uint16_t id = tcp_ip_id(c);
     b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
     b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
     uint8_t *h = b->data, *ip = h + ETH_HDR_LEN, *t = ip + IP4_HDR_LEN;

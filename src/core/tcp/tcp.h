@@ -142,6 +142,7 @@ struct tern_conn {
     uint8_t snd_ws, rcv_ws;
     uint8_t dupacks;
     uint8_t quickacks;        /* segments still ACKed at once after a loss */
+    uint16_t ip_id;           /* IPv4 IDs sent: tcp_ip_id */
     uint32_t rcv_nxt;
     uint32_t rcv_adv;         /* right edge we advertised */
     uint32_t rcv_unread;      /* handed to recv, not consumed */
@@ -993,5 +994,13 @@ uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport);
 /* Queue a received 4-tuple (reply direction src=peer) lands on. */
 uint16_t rss_queue_of(const tern_config *cfg, uint32_t src, uint32_t dst,
                       uint16_t sport, uint16_t dport);
+
+/* The IPv4 ID of the conn's next datagram: a counter of its own from a
+ * start set by the keyed ISN (RFC 7739 5.3, RFC 6864), so an outsider
+ * can neither count the stack's traffic nor guess another conn's IDs. */
+static inline uint16_t tcp_ip_id(struct tern_conn *c)
+{
+    return (uint16_t)(c->iss + c->ip_id++);
+}
 
 #endif
