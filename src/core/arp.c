@@ -4,7 +4,9 @@
  * An entry is
  *   INCOMPLETE  being resolved: a broadcast request at most once a second,
  *               3 in all, then it fails and its queued frames are dropped;
- *               at most ARP_QUEUE_MAX frames wait on it;
+ *               at most half of cfg.arp_pending frames wait on it (a
+ *               burst of connects to one peer fits, one address cannot
+ *               take every slot);
  *   REACHABLE   answered within ARP_REACHABLE_NS;
  *   STALE       older: still used, and re-probed (unicast, 3 tries) when
  *               used; forgotten when nobody answers, or when nobody used
@@ -29,7 +31,6 @@
 #define ARP_RETRY_NS TERN_NS_PER_SEC
 #define ARP_TRIES 3
 #define ARP_SCAN_NS TERN_NS_PER_SEC
-#define ARP_QUEUE_MAX 3          /* frames waiting on one address */
 #define ARP_REQ_PER_SEC 100      /* broadcast requests, overall */
 
 enum { ARP_FREE = 0, ARP_INCOMPLETE, ARP_REACHABLE, ARP_STALE, ARP_STATIC };
@@ -39,7 +40,7 @@ struct arp_entry {
     uint8_t mac[6];
     uint8_t state;
     uint8_t tries;      /* requests sent since the last answer */
-    uint8_t nq;         /* frames waiting in arp_wait */
+    uint32_t nq;        /* frames waiting in arp_wait */
     uint64_t confirmed; /* last answer (creation while INCOMPLETE) */
     uint64_t used;      /* last frame sent to it; 0 = never */
     uint64_t retry_at;  /* next request while resolving or probing */
@@ -418,12 +419,12 @@ const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until)
     return e->mac;
 }
 
-/* Queue b on e (at most ARP_QUEUE_MAX per address, cfg.arp_pending in
- * all; beyond that the new frame is dropped and counted). */
+/* Queue b on e (at most half of cfg.arp_pending per address, all of it
+ * in all; beyond that the new frame is dropped and counted). */
 static void arp_queue(tern_stack *st, struct arp_entry *e, tern_buf *b)
 {
-    uint32_t n = st->cfg.arp_pending;
-    if (e->nq >= ARP_QUEUE_MAX || st->arp_nwait >= n) {
+    uint32_t n = st->cfg.arp_pending, per = n > 1 ? n / 2 : 1;
+    if (e->nq >= per || st->arp_nwait >= n) {
         CTR(st, arp_pending_full);
         tern_buf_release(st, b);
         return;

@@ -24,7 +24,7 @@ static int icmp_finish(tern_stack *st, tern_buf *b, uint32_t dst)
 {
     uint8_t *m = b->data;
     wr16(m + 2, 0);
-    wr16(m + 2, (uint16_t)~tern_csum_fold(tern_csum_partial(m, b->len, 0)));
+    wr16(m + 2, (uint16_t)~tern_csum_fold(csum_chain(b, m, buf_chain_len(b), 0)));
     int r = ip4_output(st, b, 0, dst, IP_PROTO_ICMP, 0);
     if (r == 0)
         CTR(st, icmp_out);
@@ -69,7 +69,7 @@ void icmp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
         goto drop;
     }
     if (!st->cfg.fuzz_skip_csum &&
-        tern_csum_fold(tern_csum_partial(m, b->len, 0)) != 0xffff) {
+        tern_csum_fold(csum_chain(b, m, buf_chain_len(b), 0)) != 0xffff) {
         CTR(st, icmp_drop_csum);
         goto drop;
     }

@@ -150,10 +150,13 @@ int ip4_output(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
 int ip4_output_id(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
                   uint8_t proto, uint8_t tos, uint16_t id)
 {
-    uint32_t total = b->len + IP4_HDR_LEN;
+    /* a chain other than TCP's: a reply to a request reassembled over
+     * one buffer, copied out in fragments */
+    bool chain = b->frag && proto != IP_PROTO_TCP;
+    uint32_t total = (chain ? buf_chain_len(b) : b->len) + IP4_HDR_LEN;
     bool tso = b->flags & TERN_BUF_TX_TSO;
-    bool frag = total > st->cfg.mtu && !tso;
-    if ((frag && (proto == IP_PROTO_TCP || b->frag)) || total > 0xffff) {
+    bool frag = (total > st->cfg.mtu && !tso) || chain;
+    if ((frag && proto == IP_PROTO_TCP) || total > 0xffff) {
         tern_buf_release(st, b);
         return -TERN_EMSGSIZE;
     }

@@ -128,31 +128,62 @@ static int frag_insert(tern_stack *st, struct reasm *r, tern_buf *b)
     return 1;
 }
 
+/* Copy len bytes between p and the chain c at byte offset off (into the
+ * chain when to_chain): a datagram over one buffer lives in a chain. */
+void chain_copy(tern_buf *c, uint32_t off, uint8_t *p, uint32_t len,
+                bool to_chain)
+{
+    for (; c && len; c = c->frag) {
+        if (off >= c->len) {
+            off -= c->len;
+            continue;
+        }
+        uint32_t n = c->len - off < len ? c->len - off : len;
+        if (to_chain)
+            tern_memcpy(c->data + off, p, n);
+        else
+            tern_memcpy(p, c->data + off, n);
+        p += n;
+        len -= n;
+        off = 0;
+    }
+}
+
 /* Copy the held fragments into one buffer with the first fragment's
- * header, now describing the whole datagram. */
+ * header, now describing the whole datagram; an ICMP one too large for a
+ * buffer (an echo request of a few KB, answered in fragments) goes into a
+ * chain of them. */
 static tern_buf *reasm_join(tern_stack *st, struct reasm *r)
 {
     tern_buf *first = r->frags;
-    uint32_t hlen = f_hlen(first), total = hlen + r->total;
-    tern_buf *out = tern_buf_alloc(st);
-    if (!out) {
-        CTR(st, tx_drop_nobuf);
-        return NULL;
-    }
-    if (total > out->size - (uint32_t)(out->data - out->head)) {
-        CTR(st, ip_drop_frag_too_big);
-        tern_buf_release(st, out);
-        return NULL;
+    uint32_t hlen = f_hlen(first), total = hlen + r->total, left = total;
+    tern_buf *out = NULL, **link = &out;
+    while (left) {
+        tern_buf *b = tern_buf_alloc(st);
+        if (!b) {
+            CTR(st, tx_drop_nobuf);
+            tern_buf_release(st, out);
+            return NULL;
+        }
+        *link = b;
+        link = &b->frag;
+        uint32_t room = b->size - (uint32_t)(b->data - b->head);
+        if (room < hlen + 8 || (left > room && first->data[9] != IP_PROTO_ICMP)) {
+            CTR(st, ip_drop_frag_too_big);
+            tern_buf_release(st, out);
+            return NULL;
+        }
+        b->len = left < room ? left : room;
+        left -= b->len;
     }
     uint8_t *h = out->data;
     tern_memcpy(h, first->data, hlen);
     for (tern_buf *b = r->frags; b; b = b->next)
-        tern_memcpy(h + hlen + f_off(b), b->data + f_hlen(b), f_len(b));
+        chain_copy(out, hlen + f_off(b), b->data + f_hlen(b), f_len(b), true);
     wr16(h + 2, (uint16_t)total);
     wr16(h + 6, 0);
     wr16(h + 10, 0);
     wr16(h + 10, (uint16_t)~tern_csum_fold(tern_csum_partial(h, hlen, 0)));
-    out->len = total;
     CTR(st, ip_reasm_ok);
     return out;
 }
@@ -237,7 +268,7 @@ void reasm_fini(tern_stack *st)
 int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
                  uint32_t nh, bool bcast)
 {
-    uint32_t len = b->len, step = (st->cfg.mtu - IP4_HDR_LEN) & ~7u;
+    uint32_t len = buf_chain_len(b), step = (st->cfg.mtu - IP4_HDR_LEN) & ~7u;
     uint32_t n = (len + step - 1) / step;
     tern_buf *fr[FRAG_OUT_MAX];
     uint32_t got = 0;
@@ -265,7 +296,7 @@ int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
         tern_buf *f = fr[k];
         uint8_t *h = f->data;
         tern_memcpy(h, hdr, IP4_HDR_LEN);
-        tern_memcpy(h + IP4_HDR_LEN, b->data + off, part);
+        chain_copy(b, off, h + IP4_HDR_LEN, part, false);
         wr16(h + 2, (uint16_t)(IP4_HDR_LEN + part));
         wr16(h + 6, (uint16_t)((k + 1 < n ? 0x2000u : 0) | off / 8));
         f->len = IP4_HDR_LEN + part;

@@ -270,9 +270,14 @@ tern_buf *ip4_reasm(tern_stack *st, tern_buf *b);
 /* Send the datagram in b (IPv4 header hdr, 20 bytes, already filled but
  * for length, flags and checksum; payload at b->data) as fragments of at
  * most the MTU to next hop nh, each in a fresh buffer; all or none are
- * sent. Consumes b. Returns 0 or -TERN_ENOBUFS. */
+ * sent. b may be a chain (an ICMP reply to a reassembled request over one
+ * buffer). Consumes b. Returns 0 or -TERN_ENOBUFS. */
 int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
                  uint32_t nh, bool bcast);
+/* Copy len bytes between p and chain c at byte offset off, into the
+ * chain when to_chain (ip4_frag.c). */
+void chain_copy(tern_buf *c, uint32_t off, uint8_t *p, uint32_t len,
+                bool to_chain);
 uint64_t reasm_poll(tern_stack *st, uint64_t now);
 void reasm_fini(tern_stack *st);
 /* Pseudo-header partial sum for TCP/UDP checksums (not folded). */

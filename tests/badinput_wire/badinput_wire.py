@@ -48,6 +48,7 @@ BARRIER_ID = 0xB1B1           # ICMP echo id of the barrier pings
 STALE = r"^biw(\d+)-(inj|tn)$"
 
 CASES = []
+TCP_NONE = {"tcp_passive_opens": 1}     # the healthy check's connection only
 
 
 class WireCase:
@@ -403,6 +404,16 @@ def eth_unknown_type(ctx):
     drop_udp(ctx, lambda d: d, etype=0x88B5)
 
 
+@wcase("eth", "eth_vlan_tagged", "SYN tagged 802.1Q VLAN 5 to the echo port",
+       "no SYN-ACK (tern is on no VLAN; AF_PACKET: dropped by the driver)",
+       TCP_NONE)
+def eth_vlan_tagged(ctx):
+    start = ctx.mark()
+    ctx.send_frame(struct.pack("!HH", 5, 0x0800) + bytes(ctx.syn()),
+                   etype=0x8100)
+    ctx.silent(start, "the VLAN-tagged SYN")
+
+
 @wcase("eth", "eth_multicast_dst", "UDP datagram to multicast MAC 01:00:5e:00:00:01",
        "no answer", {"eth_drop_not_ours": 1, "udp_in": 0})
 def eth_multicast_dst(ctx):
@@ -603,6 +614,46 @@ def frag_duplicates_out_of_order(ctx):
               "quoted UDP bytes are not the reassembled datagram's")
 
 
+@wcase("ip", "frag_ping_3000", "echo request of 3,000 bytes in three fragments (ping -s 3000)",
+       "echo reply in fragments of at most the MTU that join to the request's data",
+       {"ip_reasm_ok": 1, "ip_frag_out": 1, "ip_frag_created": 3,
+        "icmp_echo_reply_out": 1, "icmp_echo_reply_drop": 0,
+        "ip_drop_frag_out": 0})
+def frag_ping_3000(ctx):
+    data = bytes((i * 7 + 1) & 0xFF for i in range(3000))
+    d = ctx.ip(ICMP(type=8, id=0x4245, seq=1) / Raw(data))
+    n = len(d) - 20
+    start = ctx.mark()
+    for off in range(0, n, 1480):
+        ctx.send_frame(fragment(d, off, min(1480, n - off), off + 1480 < n,
+                                ctx.ip_id))
+    got, ident = {}, None
+
+    def reply_piece(f):
+        if icmp_of(f) is None or f[12:14] != b"\x08\x00":
+            return False
+        fo = struct.unpack("!H", f[20:22])[0]
+        return fo & 0x3FFF != 0 and (fo & 0x1FFF) * 8 not in got
+    while sum(len(v[0]) for v in got.values()) < n:
+        f = ctx.wait_frame(reply_piece, 3.0, start)
+        if f is None:
+            raise CaseFail("reply fragments cover %d of %d bytes" %
+                           (sum(len(v[0]) for v in got.values()), n))
+        tot, i, fo = struct.unpack("!HHH", f[16:22])
+        ctx.check(tot <= 1500, "fragment of %d bytes exceeds the MTU" % tot)
+        ctx.check(fo & 0x4000 == 0, "fragment with DF set")
+        ctx.check(tcpinj._csum(f[14:34]) == 0xFFFF, "bad fragment header sum")
+        ctx.check(ident is None or i == ident, "fragments of one reply with "
+                  "IDs %r and %d" % (ident, i))
+        ident = i
+        got[(fo & 0x1FFF) * 8] = (f[34:14 + tot], fo & 0x2000)
+    m = b"".join(got[o][0] for o in sorted(got))
+    ctx.check(len(m) == n and not got[max(got)][1], "reply of %d bytes, "
+              "expected %d" % (len(m), n))
+    ctx.check(m[0] == 0 and tcpinj._csum(m) == 0xFFFF, "not a good echo reply")
+    ctx.check(m[8:] == data, "reply data differ from the request's")
+
+
 # -- ICMP --
 
 @wcase("icmp", "icmp_bad_csum", "echo request with a bad checksum",
@@ -681,7 +732,6 @@ def drop_syn(ctx, edit):
     ctx.silent(start)
 
 
-TCP_NONE = {"tcp_passive_opens": 1}     # the healthy check's connection only
 
 
 @wcase("tcp", "tcp_short", "TCP segment of 10 bytes", "no answer",

@@ -1166,3 +1166,39 @@ def listen_rst(env):
     env.check(s is None, "answer to a RST: %r" % s)
     alive = Conn(env, env.echo_port)
     alive.connect()
+
+
+def frag_needed(c, seq, mtu):
+    """An ICMP "fragmentation needed" (RFC 1191) from our address, as a
+    router would send it, quoting the target's segment at seq on c."""
+    from scapy.layers.inet import ICMP, IP, TCP
+    quote = bytes(IP(src=c.peer_ip, dst=c.env.my_ip, flags="DF") /
+                  TCP(sport=c.dport, dport=c.sport, seq=seq, ack=c.snd_nxt,
+                      flags="A"))[:28]
+    c.wire.send_ip(IP(src=c.env.my_ip, dst=c.peer_ip) /
+                   ICMP(type=3, code=4, nexthopmtu=mtu) / quote)
+
+
+@case("RFC 1191 4; RFC 5927 4.3", "frag-needed MTU 100 quoting data in flight -> resent in segments of the 552-byte floor, not smaller")
+def pmtu_floor(env):
+    c = established(env, mss=1460)
+    c.send_data(pattern(4000, 12))
+    segs = collect_unacked(c, 4000)
+    env.check(max(len(s.payload) for s in segs) > 600,
+              "segments were small before the ICMP")
+    first = segs[0]
+    # a quote outside the window (RFC 5927): ignored, nothing shrinks
+    frag_needed(c, sadd(first.seq, 100000), 100)
+    frag_needed(c, first.seq, 100)
+    s = c.expect(lambda s: len(s.payload) > 0 and s.seq == first.seq, 3.0,
+                 "the first segment again at the new size")
+    env.note("pmtu_resent_payload", len(s.payload))
+    env.check(len(s.payload) >= 500,
+              "resent in %d-byte segments: below the 552-byte floor's 512"
+              % len(s.payload))
+    env.check(len(s.payload) <= 512,
+              "resent in %d-byte segments: more than MTU 552 carries"
+              % len(s.payload))
+    c.rcv_nxt = segs[-1].end
+    c.ack_now()
+    alive_check(c, 13)

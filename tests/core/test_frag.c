@@ -189,47 +189,55 @@ static void cfg_peer(tern_config *c)
 static uint16_t f_id(const uint8_t *o) { return th_rd16(o + 18); }
 static uint16_t f_flags(const uint8_t *o) { return th_rd16(o + 20); }
 
-/* A 1700-byte ping (IP 1728 > MTU 1500) arrives in two fragments and its
- * reply leaves in two, which a second stack reassembles. */
-static void test_fragmented_reply(void **state)
+/* A ping of `size` bytes over the MTU arrives in 1480-byte fragments
+ * and its reply leaves in fragments, which a second stack reassembles.
+ * Over one buffer (1856 bytes of room here) the request is held in a
+ * chain. */
+static void fragmented_reply(uint32_t size)
 {
-    (void)state;
     th *t = setup_resolved();
-    static uint8_t data[1700], whole[2048], f[2048];
-    make_data(data, sizeof data);
-    size_t n = th_ping_frame(whole, TH_PEER_IP, TH_IP, 5, 6, data, sizeof data);
+    static uint8_t data[3000], whole[4096], f[2048], joined[4096];
+    make_data(data, size);
+    size_t n = th_ping_frame(whole, TH_PEER_IP, TH_IP, 5, 6, data, size);
     const uint8_t *icmp = whole + 34;
-    size_t ilen = n - 34;
-    th_input(t, f, th_frag(f, icmp, 0, 1480, 1, 78, 1));
-    th_input(t, f, th_frag(f, icmp, 1480, (uint32_t)ilen - 1480, 0, 78, 1));
+    uint32_t ilen = (uint32_t)n - 34, k = (ilen + 1479) / 1480;
+    for (uint32_t off = 0; off < ilen; off += 1480)
+        th_input(t, f, th_frag(f, icmp, off, ilen - off < 1480 ? ilen - off : 1480,
+                               off + 1480 < ilen, 78, 1));
     assert_int_equal(C(t)->ip_reasm_ok, 1);
     assert_int_equal(C(t)->icmp_echo_reply_out, 1);
     assert_int_equal(C(t)->ip_frag_out, 1);
-    assert_int_equal(C(t)->ip_frag_created, 2);
-    assert_int_equal(t->nout, 2);
-    const uint8_t *o0 = t->out[0], *o1 = t->out[1];
-    assert_int_equal(t->out_len[0], 14 + 20 + 1480);
-    assert_int_equal(t->out_len[1], 14 + 20 + ilen - 1480);
-    assert_int_equal(f_id(o0), f_id(o1));
-    assert_int_equal(f_flags(o0), 0x2000);               /* MF, offset 0 */
-    assert_int_equal(f_flags(o1), 1480 / 8);             /* last, no DF */
-    assert_int_equal(th_csum_ref(o0 + 14, 20, 0), 0);
-    assert_int_equal(th_csum_ref(o1 + 14, 20, 0), 0);
+    assert_int_equal(C(t)->ip_frag_created, k);
+    assert_int_equal(t->nout, k);
+    for (uint32_t i = 0; i < k; i++) {
+        const uint8_t *o = t->out[i];
+        uint32_t off = i * 1480, part = ilen - off < 1480 ? ilen - off : 1480;
+        assert_int_equal(t->out_len[i], 14 + 20 + part);
+        assert_int_equal(f_id(o), f_id(t->out[0]));
+        /* MF but on the last, the offset, never DF */
+        assert_int_equal(f_flags(o), (i + 1 < k ? 0x2000 : 0) | off / 8);
+        assert_int_equal(th_csum_ref(o + 14, 20, 0), 0);
+        memcpy(joined + off, o + 34, part);
+    }
     /* the pieces joined are the echo reply of the same data */
-    static uint8_t joined[2048];
-    memcpy(joined, o0 + 34, 1480);
-    memcpy(joined + 1480, o1 + 34, ilen - 1480);
     assert_int_equal(joined[0], 0);
     assert_int_equal(th_csum_ref(joined, ilen, 0), 0);
-    assert_memory_equal(joined + 8, data, sizeof data);
+    assert_memory_equal(joined + 8, data, size);
     /* round trip: the peer's stack reassembles the reply */
     th *p = th_new(cfg_peer);
-    th_input(p, o1, t->out_len[1]);
-    th_input(p, o0, t->out_len[0]);
+    for (uint32_t i = k; i-- > 0;)
+        th_input(p, t->out[i], t->out_len[i]);
     assert_int_equal(tern_get_counters(p->st)->ip_reasm_ok, 1);
     assert_int_equal(tern_get_counters(p->st)->icmp_echo_reply_in, 1);
     assert_int_equal(th_free(p), 0);
     assert_int_equal(th_free(t), 0);
+}
+
+static void test_fragmented_reply(void **state)
+{
+    (void)state;
+    fragmented_reply(1700);      /* one buffer holds the request */
+    fragmented_reply(3000);      /* ping -s 3000: a chain of two */
 }
 
 /* UDP over the MTU: fragments with one ID per datagram, never reused
