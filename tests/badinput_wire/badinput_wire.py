@@ -985,8 +985,10 @@ def run_case(c, target, wire, ctx, verbose):
                 rc, "" if ctrs is not None else " and no counters")
         else:
             want = dict(c.counters)
-            # echo replies: exactly the barrier pings, never a bad request
-            want["icmp_echo_reply_out"] = ctx.pings
+            # echo replies: exactly the barrier pings (and the case's own
+            # good requests), never a bad request
+            want["icmp_echo_reply_out"] = ctx.pings + want.get(
+                "icmp_echo_reply_out", 0)
             bad = ["%s=%d (expected %d)" % (k, ctrs.get(k, 0), v)
                    for k, v in sorted(want.items()) if ctrs.get(k, 0) != v]
             if bad:
