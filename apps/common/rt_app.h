@@ -100,8 +100,10 @@ static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
 static inline bool rt_app_arp_failed(const rt_ep *ep, uint32_t dst, char *msg,
                                      size_t n)
 {
+    if (!ep->dev)
+        return false;
     const tern_counters *c = tern_get_counters(ep->st);
-    if (!ep->dev || c->arp_resolve_failed == 0 || c->tcp_conns_established)
+    if (c->arp_resolve_failed == 0 || c->tcp_conns_established)
         return false;
     const rt_params *p = rt_params_of(ep->core->rt);
     uint32_t mask = p->prefix ? ~0u << (32 - p->prefix) : 0;

@@ -34,6 +34,8 @@ typedef struct trr_core {
     unsigned n;
     uint64_t deadline;
     bool failed;
+    rt_ep *arp_watch;           /* a real link's client until it connects:
+                                   checked for an unanswered ARP */
 } trr_core;
 
 typedef struct trr {
@@ -107,6 +109,7 @@ static inline int trr_start(rt_ep *ep)
 {
     trr_core *sc = &g_trr.cores[ep->core->idx];
     sc->core = ep->core;
+    sc->arp_watch = ep->dev ? ep : NULL;
     for (unsigned k = 0; k < sc->n; k++) {
         int err = 0;
         sc->conns[k].sc = sc;
@@ -245,12 +248,14 @@ static inline void trr_iter(rt_core *core)
         sc->deadline = t->t_first + (uint64_t)(g_trr.duration * 1e9);
     if (sc->deadline && core->now >= sc->deadline)
         rr_stop(t);
-    char why[200];
-    for (unsigned e = 0; e < core->nep && !sc->failed; e++) {
-        if (core->ep[e].role == RT_CLIENT &&
-            rt_app_arp_failed(&core->ep[e], g_trr.dst_ip, why, sizeof why)) {
+    if (sc->arp_watch) {
+        char why[200];
+        if (rt_app_arp_failed(sc->arp_watch, g_trr.dst_ip, why, sizeof why)) {
             fprintf(stderr, "%s: %s\n", g_trr.prog, why);
             sc->failed = true;
+            sc->arp_watch = NULL;
+        } else if (tern_get_counters(sc->arp_watch->st)->tcp_conns_established) {
+            sc->arp_watch = NULL;        /* it answered: stop looking */
         }
     }
     if (rr_quota_done(t) || sc->failed) {
