@@ -30,6 +30,8 @@ from scapy.packet import Raw
 CLONE_NEWNET = 0x40000000
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+SOL_PACKET = 263
+PACKET_IGNORE_OUTGOING = 23
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -255,6 +257,10 @@ class Wire:
             self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                                       socket.htons(ETH_P_ALL))
             self.sock.bind((ifname, 0))
+        try:     # our own frames back are skipped anyway: not even read
+            self.sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+        except OSError:
+            pass
         self.sock.settimeout(0.1)
         self.segs = []
         self.other = []          # frames from the target that are not TCP/ARP
@@ -262,6 +268,7 @@ class Wire:
         self.cv = threading.Condition()
         self.stopping = False
         self.arp_requests = 0
+        self.target_arp_requests = 0   # the target's, for any address
         self.th = threading.Thread(target=self._rx, daemon=True)
         self.th.start()
 
@@ -316,6 +323,8 @@ class Wire:
             a = Ether(frame)[ARP]
         except Exception:
             return
+        if a.op == 1 and a.psrc in self.peer_ips:
+            self.target_arp_requests += 1
         if a.op == 1 and a.pdst == self.my_ip:
             self.arp_requests += 1
             rep = (Ether(src=self.my_mac, dst=a.hwsrc) /
