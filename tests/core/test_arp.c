@@ -316,6 +316,47 @@ static void test_incomplete_bound(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+static void eight_entries(tern_config *c) { c->arp_entries = 8; }
+
+/* One probe window covers this whole table: eviction takes an INCOMPLETE
+ * entry first, then a learned one never used, then a STALE one. */
+static void test_eviction_order(void **state)
+{
+    (void)state;
+    th *t = th_new(eight_entries);
+    uint8_t f[64];
+    /* the peer: learned, used, then STALE */
+    peer_in_use(t);
+    t->now += 61 * TERN_NS_PER_SEC;
+    th_poll(t);
+    /* 7 learned entries, never used, fill the table */
+    for (uint32_t i = 0; i < 7; i++) {
+        uint8_t mac[6] = {2, 8, 0, 0, 0, (uint8_t)i};
+        th_input(t, f, th_arp(f, 1, mac, TERN_IP4(198, 18, 0, 50) + i, ZERO, TH_IP));
+    }
+    assert_int_equal(C(t)->arp_evicted, 0);
+    /* one unresolvable address: takes a never-used slot, not the peer's */
+    tern_udp_send(t->st, 1, TERN_IP4(198, 18, 0, 99), 9, "s", 1);
+    assert_int_equal(C(t)->arp_evicted, 1);
+    /* a new learned sender: takes the INCOMPLETE slot (dropping its frame) */
+    uint8_t mac[6] = {2, 8, 0, 0, 1, 0};
+    th_input(t, f, th_arp(f, 1, mac, TERN_IP4(198, 18, 0, 70), ZERO, TH_IP));
+    assert_int_equal(C(t)->arp_evicted, 2);
+    assert_int_equal(C(t)->arp_pending_expired, 1);
+    /* 6 more: the never-used ones go, the STALE peer in use stays */
+    for (uint32_t i = 0; i < 6; i++) {
+        uint8_t m[6] = {2, 8, 0, 0, 2, (uint8_t)i};
+        th_input(t, f, th_arp(f, 1, m, TERN_IP4(198, 18, 0, 80) + i, ZERO, TH_IP));
+    }
+    assert_int_equal(C(t)->arp_evicted, 8);
+    th_clear(t);
+    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_flush(t->st);
+    assert_int_equal(th_rd16(t->out[t->nout - 1] + 12), 0x0800);
+    assert_memory_equal(t->out[t->nout - 1], TH_PEER_MAC, 6);
+    assert_int_equal(th_free(t), 0);
+}
+
 static void test_static(void **state)
 {
     (void)state;
@@ -390,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_stale_probe_answered),
         cmocka_unit_test(test_flood_keeps_live_peer),
         cmocka_unit_test(test_incomplete_bound),
+        cmocka_unit_test(test_eviction_order),
         cmocka_unit_test(test_static),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
