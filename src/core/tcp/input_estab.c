@@ -182,16 +182,22 @@ static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         conn_pend(st, c, TF_ACK_NOW);
         return;
     }
+    bool dup = false;
     if (seq_lt(seq, c->rcv_nxt)) {            /* old bytes in front */
         uint32_t d = c->rcv_nxt - seq;
         if (d > len) {                        /* FIN is old too */
-            if (len)
+            if (len) {
                 CTR(st, tcp_dup_data_in);
+                sack_note_dup(st, c, seq, seq + len);
+            }
             conn_pend(st, c, TF_ACK_NOW);
             return;
         }
-        if (d)
+        if (d) {
             CTR(st, tcp_dup_data_in);
+            sack_note_dup(st, c, seq, c->rcv_nxt);
+            dup = true;                       /* its D-SACK at once */
+        }
         p += d;
         len -= d;
         seq += d;
@@ -208,9 +214,20 @@ static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     }
     if (seq != c->rcv_nxt) {                  /* a hole before it */
         c->quickacks = QUICKACK_SEGS;
+        /* Out-of-order data is ACKed every second segment inside the
+         * burst, and a segment that starts a new block first sends the
+         * ACK owed for the arrivals before it: one ACK per burst would
+         * tell the sender of several holes at once, or of none if it is
+         * lost, and its loss detection then resends data we hold. */
+        if ((c->flags & TF_ACK_NOW) && seq != c->rsack[0][1])
+            tcp_send_ack(st, c);
         ooo_insert(st, c, s->buf, p, seq, len, fin);
         s->buf = NULL;
-        conn_pend(st, c, TF_ACK_NOW);
+        c->rcv_unacked += len;
+        if (c->rcv_unacked >= 2u * c->rcv_mss)
+            tcp_send_ack(st, c);
+        else
+            conn_pend(st, c, TF_ACK_NOW);
         return;
     }
     bool filled = c->ooo_head != NULL;
@@ -228,7 +245,7 @@ static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     }
     if (fin && !rcv_fin(st, c))
         return;
-    ack_policy(st, c, filled || fin);
+    ack_policy(st, c, filled || fin || dup);
 }
 
 void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
@@ -271,10 +288,12 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
             CTR(st, tcp_drop_out_of_window);
             return;
         }
-        if (s->len && seq_le(s->seq + s->len, c->rcv_nxt))
+        if (s->len && seq_le(s->seq + s->len, c->rcv_nxt)) {
             CTR(st, tcp_dup_data_in);
-        else
+            sack_note_dup(st, c, s->seq, s->seq + s->len);
+        } else {
             CTR(st, tcp_drop_out_of_window);
+        }
         conn_pend(st, c, TF_ACK_NOW);
         return;
     }

@@ -5,6 +5,13 @@
  * Overlaps are kept and trimmed when the data becomes in-order. */
 #include "tcp.h"
 
+/* Nothing out of order left: no block to remember. */
+static void rsack_clear(struct tern_conn *c)
+{
+    for (uint32_t i = 0; i < TCP_RSACK_MRU; i++)
+        c->rsack[i][0] = c->rsack[i][1] = 0;
+}
+
 void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
                 uint8_t *data, uint32_t seq, uint32_t len, bool fin)
 {
@@ -30,7 +37,8 @@ void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
         (cur && bq_seq(cur) == seq && seq_le(end, bq_end(cur)))) {
         CTR(st, tcp_dup_data_in);
         tern_buf_release(st, b);
-        c->ooo_recent = seq;
+        sack_note_dup(st, c, seq, end);
+        sack_note_recent(c, seq, end);
         return;
     }
     bq_set(b, seq, len, data);
@@ -46,7 +54,7 @@ void ooo_insert(tern_stack *st, struct tern_conn *c, tern_buf *b,
     c->flags |= TF_OOO;
     c->ooo_n++;
     tl->ooo_bufs++;
-    c->ooo_recent = seq;
+    sack_note_recent(c, seq, end);
     CTR(st, tcp_ooo_segments);
     st->ctr.tcp_ooo_bytes += len;
 }
@@ -60,6 +68,7 @@ tern_buf *ooo_pop(tern_stack *st, struct tern_conn *c, uint8_t **data,
         if (!c->ooo_head) {
             c->ooo_tail = NULL;
             c->flags &= ~(uint32_t)TF_OOO;
+            rsack_clear(c);
         }
         c->ooo_n--;
         TL(st)->ooo_bufs--;
@@ -87,6 +96,7 @@ void ooo_purge(tern_stack *st, struct tern_conn *c)
     }
     c->ooo_head = c->ooo_tail = NULL;
     c->flags &= ~(uint32_t)TF_OOO;
+    rsack_clear(c);
     TL(st)->ooo_bufs -= c->ooo_n;
     c->ooo_n = 0;
 }

@@ -87,8 +87,13 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
                             tsval, c->ts_recent);
     } else {
         uint32_t blocks[4][2], nb = 0;
-        if ((c->flags & TF_SACK) && c->ooo_head)
+        if (sack_out(c)) {
             nb = sack_blocks(c, blocks, (c->flags & TF_TS) ? 3 : 4);
+            if (c->flags & TF_DSACK) {      /* reported once */
+                c->flags &= ~(uint32_t)TF_DSACK;
+                CTR(st, tcp_dsacks_out);
+            }
+        }
         olen = tcp_opts_est(opt, (c->flags & TF_TS) != 0, tsval, c->ts_recent,
                             (const uint32_t(*)[2])blocks, nb);
     }
@@ -269,7 +274,7 @@ static LAYOUT_INLINE void xmit(tern_stack *st, struct tern_conn *c,
                                uint32_t len, uint32_t psum)
 {
     if ((flags & (TCP_SYN | TCP_ACK)) == TCP_ACK &&
-        !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c))
+        !sack_out(c) && tmpl_ready(st, c))
         xmit_fast(st, c, b, seq, len, flags_sum(flags, psum));
     else
         xmit_slow(st, c, b, seq, flags, len, psum);
@@ -601,7 +606,7 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
     bool sum_known = (q->cb[1] & BQ_CSUM_OK) ||
                      (st->cfg.caps & TERN_CAP_TX_L4_CSUM);
     if (p - q->head >= TCP_MAX_HDRS && sum_known &&
-        !((c->flags & TF_SACK) && c->ooo_head) && tmpl_ready(st, c)) {
+        !sack_out(c) && tmpl_ready(st, c)) {
         /* what send_data and xmit decide for this buffer */
         q->cb32 = tx_stamp(st->now, seq_lt(seq, c->snd_max));    /* RACK */
         tern_buf_ref(q);
@@ -690,7 +695,7 @@ static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
 {
     if (tso_usable(st, TL(st)) || c->nsb || (c->flags & TF_RECOVERY) ||
         seq != bq_seq(q) ||
-        ((c->flags & TF_SACK) && c->ooo_head) || !tmpl_ready(st, c))
+        sack_out(c) || !tmpl_ready(st, c))
         return 0;
     if (c->flags & TF_TS)
         return send_run_layout(st, c, q, seq, true);

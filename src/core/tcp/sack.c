@@ -3,8 +3,9 @@
  * RFC 6675 queries (IsLost, NextSeg rule 1, pipe) answered from those few
  * ranges; with RACK state, NextSeg and pipe also walk the send-queue
  * buffers of the holes for those RACK declares lost (rack.c). Receiver:
- * the blocks we announce, built from the out-of-order queue, the range
- * holding the latest arrival first. */
+ * the blocks we announce, built from the out-of-order queue in the order
+ * their data last arrived, after a D-SACK block for data that came twice
+ * (RFC 2018 4, RFC 2883). */
 #include "tcp.h"
 
 void sb_clear(struct tern_conn *c)
@@ -234,36 +235,121 @@ uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
     return lost;
 }
 
+void sack_note_dup(tern_stack *st, struct tern_conn *c, uint32_t s,
+                   uint32_t e)
+{
+    (void)st;
+    if (!(c->flags & TF_SACK) || !seq_lt(s, e))
+        return;
+    c->dsack[0] = s;
+    c->dsack[1] = e;
+    c->flags |= TF_DSACK;
+}
+
+void sack_note_recent(struct tern_conn *c, uint32_t s, uint32_t e)
+{
+    /* merge the slots it overlaps or touches, then put it first */
+    uint32_t n = 0, keep[TCP_RSACK_MRU][2];
+    for (uint32_t i = 0; i < TCP_RSACK_MRU; i++) {
+        uint32_t rs = c->rsack[i][0], re = c->rsack[i][1];
+        if (rs == re)
+            continue;
+        if (seq_le(rs, e) && seq_ge(re, s)) {
+            if (seq_lt(rs, s))
+                s = rs;
+            if (seq_gt(re, e))
+                e = re;
+            continue;
+        }
+        keep[n][0] = rs;
+        keep[n][1] = re;
+        n++;
+    }
+    c->rsack[0][0] = s;
+    c->rsack[0][1] = e;
+    for (uint32_t i = 1; i < TCP_RSACK_MRU; i++) {
+        bool k = i - 1 < n;
+        c->rsack[i][0] = k ? keep[i - 1][0] : 0;
+        c->rsack[i][1] = k ? keep[i - 1][1] : 0;
+    }
+}
+
+/* The block (a run of touching or overlapping queued segments) that
+ * starts at queue buffer b: [*s, *e); returns the buffer after it. */
+static const tern_buf *ooo_block(const tern_buf *b, uint32_t *s, uint32_t *e)
+{
+    *s = bq_seq(b);
+    *e = bq_end(b);
+    for (b = bq_next(b); b && seq_le(bq_seq(b), *e); b = bq_next(b))
+        if (seq_gt(bq_end(b), *e))
+            *e = bq_end(b);
+    return b;
+}
+
+/* The out-of-order queue's block that holds seq, or false. */
+static bool ooo_block_of(const struct tern_conn *c, uint32_t seq,
+                         uint32_t *bs, uint32_t *be)
+{
+    const tern_buf *b = c->ooo_head;
+    while (b) {
+        uint32_t s, e;
+        b = ooo_block(b, &s, &e);
+        if (seq_lt(seq, s))
+            return false;
+        if (seq_lt(seq, e)) {
+            *bs = s;
+            *be = e;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Is a block starting at s among out[from..n)? */
+static bool have_block(uint32_t (*out)[2], uint32_t from, uint32_t n,
+                       uint32_t s)
+{
+    for (uint32_t i = from; i < n; i++)
+        if (out[i][0] == s)
+            return true;
+    return false;
+}
+
 uint32_t sack_blocks(const struct tern_conn *c, uint32_t (*out)[2],
                      uint32_t max)
 {
-    uint32_t n = 1;
-    bool found = false;
+    uint32_t n = 0;
+    if (c->flags & TF_DSACK) {          /* RFC 2883: first, once */
+        out[0][0] = c->dsack[0];
+        out[0][1] = c->dsack[1];
+        n = 1;
+    }
+    uint32_t first = n;
+    /* the blocks whose data arrived last, newest first; a slot whose
+     * data has since become in order, or was merged into a block already
+     * listed, adds nothing */
+    for (uint32_t i = 0; i < TCP_RSACK_MRU && n < max; i++) {
+        uint32_t bs, be, rs = c->rsack[i][0], re = c->rsack[i][1];
+        if (rs == re || !seq_gt(re, c->rcv_nxt))
+            continue;
+        if (seq_lt(rs, c->rcv_nxt))
+            rs = c->rcv_nxt;
+        if (!ooo_block_of(c, rs, &bs, &be) || have_block(out, first, n, bs))
+            continue;
+        out[n][0] = bs;
+        out[n][1] = be;
+        n++;
+    }
+    /* room left: the other blocks, lowest first */
     const tern_buf *b = c->ooo_head;
-    while (b) {
-        uint32_t s = bq_seq(b), e = bq_end(b);
-        b = bq_next(b);
-        while (b && seq_le(bq_seq(b), e)) {
-            if (seq_gt(bq_end(b), e))
-                e = bq_end(b);
-            b = bq_next(b);
-        }
-        if (!found && seq_ge(c->ooo_recent, s) && seq_lt(c->ooo_recent, e)) {
-            out[0][0] = s;
-            out[0][1] = e;
-            found = true;
-        } else if (n < max) {
+    while (b && n < max) {
+        uint32_t s, e;
+        b = ooo_block(b, &s, &e);
+        if (!have_block(out, first, n, s)) {
             out[n][0] = s;
             out[n][1] = e;
             n++;
         }
-    }
-    if (!found) {
-        for (uint32_t i = 1; i < n; i++) {
-            out[i - 1][0] = out[i][0];
-            out[i - 1][1] = out[i][1];
-        }
-        n--;
     }
     return n;
 }

@@ -42,6 +42,7 @@
 #define TCP_MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
 #define TCP_DUPTHRESH 3
 #define TCP_SB_MAX 8          /* SACK scoreboard ranges kept */
+#define TCP_RSACK_MRU 4       /* received blocks remembered for SACK order */
 #define TCP_NIL 0xffffffffu
 #define TCP_TMPL_LEN (ETH_HDR_LEN + IP4_HDR_LEN + 4)
 
@@ -103,6 +104,8 @@ enum {
                                * tcp_lone_ready */
     TF_OOO = 1u << 26,        /* ooo_head != NULL (ooo.c keeps it): one mask
                                * bit for tcp_lone_ready and the prediction */
+    TF_DSACK = 1u << 27,      /* a D-SACK block (dsack) waits for our next
+                               * ACK (RFC 2883); set only with TF_SACK */
 };
 
 /* ---- congestion control ---- */
@@ -208,7 +211,12 @@ struct tern_conn {
     /* out-of-order receive queue: the received buffers themselves */
     tern_buf *ooo_head, *ooo_tail;
     uint32_t ooo_n;
-    uint32_t ooo_recent;      /* seq of the latest ooo arrival (SACK #1) */
+    /* received blocks whose data arrived most recently, newest first
+     * (RFC 2018 4: the first SACK block holds the latest arrival, the
+     * next ones repeat the most recently reported); an empty slot is
+     * [0, 0). Kept by ooo.c, read by sack_blocks. */
+    uint32_t rsack[TCP_RSACK_MRU][2];
+    uint32_t dsack[2];        /* the D-SACK block (TF_DSACK) */
 
     uint64_t chack_at;        /* last challenge ACK (RFC 5961) */
     tcp_cubic cc;
@@ -566,9 +574,21 @@ uint32_t sb_pipe(const struct tern_conn *c, uint32_t mss);
  * stamped at or after since (newly lost since the caller last looked). */
 uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
                       uint32_t *fresh);
-/* Receiver side: SACK blocks from the ooo queue, most recent first. */
+/* Receiver side: the blocks of our next ACK, at most max: the D-SACK
+ * block if one waits, then the out-of-order queue's blocks in the order
+ * their data last arrived (RFC 2018 4, RFC 2883). */
 uint32_t sack_blocks(const struct tern_conn *c, uint32_t (*out)[2],
                      uint32_t max);
+/* Does our next ACK carry SACK blocks (out-of-order data or a D-SACK)? */
+static inline bool sack_out(const struct tern_conn *c)
+{
+    return (c->flags & TF_SACK) && (c->flags & (TF_OOO | TF_DSACK));
+}
+/* Data [s, e) arrived again: report it in the next ACK's D-SACK block. */
+void sack_note_dup(tern_stack *st, struct tern_conn *c, uint32_t s,
+                   uint32_t e);
+/* Data [s, e) arrived out of order: its block moves to the front. */
+void sack_note_recent(struct tern_conn *c, uint32_t s, uint32_t e);
 
 /* ---- rack.c (RFC 8985 section 6) ---- */
 /* Before an ACK's SACK blocks and cumulative ACK are applied: note the
@@ -679,7 +699,7 @@ static inline bool tcp_lone_full(const tern_stack *st,
     if (!q || q != c->sq_tail || bq_seq(q) != seq || seq != c->snd_una ||
         seq != c->snd_max || q->refs != 1 ||
         c->state != TERN_TCP_ESTABLISHED || c->nsb ||
-        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED)) || c->ooo_head)
+        (c->flags & (TF_RECOVERY | TF_FIN_QUEUED | TF_DSACK)) || c->ooo_head)
         return false;
     uint32_t len = bq_len(q);
     return len && len <= c->mss && len <= c->cwnd && len <= c->snd_wnd &&
@@ -713,8 +733,8 @@ static inline bool tcp_lone_full(const tern_stack *st,
 static inline bool tcp_lone_ready(const tern_stack *st,
                                   const struct tern_conn *c)
 {
-    if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED | TF_OOO)) !=
-        TF_LONE)
+    if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED | TF_OOO |
+                     TF_DSACK)) != TF_LONE)
         return false;
     const tern_buf *q = c->sq_cur;
     uint32_t len = bq_len(q);
