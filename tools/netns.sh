@@ -283,7 +283,7 @@ do_loss() {
     nl='
 '
     # nft checks the range of the compared value: 100% is a plain drop.
-    if [ "$p" = 100 ]; then verdict="drop"; else verdict="numgen random mod 100 < $p drop"; fi
+    if [ "$p" = 100 ]; then verdict="drop"; else verdict="numgen random mod 100 < $p counter drop"; fi
     if [ -n "${NS_W:-}" ]; then
         # On the wire: the bridge drops frames in flight, unseen by both
         # ends ("out" = from the kernel side towards tern).

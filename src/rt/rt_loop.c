@@ -3,6 +3,7 @@
  * per iteration; apps stamp their requests with core->now. */
 #include <errno.h>
 #include <poll.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "rt_int.h"
@@ -112,15 +113,34 @@ void rt_core_loop(rt_core *c)
     speed_tick(&c->speed, rt_now_ns(), core_work(c), c->iterations);
 }
 
-/* After the app's finish hook: keep the stacks running briefly so FINs,
- * ACKs and retransmissions leave; stop early once the link is quiet. */
+/* Connections of this core's stacks whose FIN exchange is unfinished. */
+static uint32_t core_closing(const rt_core *c)
+{
+    uint32_t n = 0;
+    for (unsigned i = 0; i < c->nep; i++)
+        n += tern_tcp_closing_count(c->ep[i].st);
+    return n;
+}
+
+/* The drain's bound: 15 RTOs at the core's default minimum (200 ms), i.e.
+ * the first RTO and three backed-off ones (1 + 2 + 4 + 8). */
+#define DRAIN_RTO_MS 200u
+#define DRAIN_LIMIT_MS (15u * DRAIN_RTO_MS)
+
+/* After the app's finish hook: keep the stacks running so FINs, ACKs and
+ * retransmissions leave. Stop once no connection is still closing (its
+ * FIN exchanged and acknowledged, FIN_WAIT_2 and LAST_ACK included: a
+ * lost FIN or ACK costs an RTO, and a peer that never sees our FIN may
+ * wait for it for good) and the link has been quiet for a moment; or at
+ * DRAIN_LIMIT_MS, saying so. */
 void rt_core_drain(rt_core *c)
 {
-    uint64_t start = rt_now_ns(), quiet_since = start;
+    uint64_t start = rt_now_ns(), quiet_since = start, checked = 0;
     /* In-process links answer within microseconds; a real peer needs time
      * to send its FIN after ours, and that FIN must still be ACKed. */
-    const uint64_t max_ns = (c->ml ? 200 : 2000) * 1000000ull;
+    const uint64_t max_ns = (uint64_t)DRAIN_LIMIT_MS * 1000000ull;
     const uint64_t quiet_ns = (c->ml ? 2 : 100) * 1000000ull;
+    uint32_t closing = core_closing(c);
     for (;;) {
         uint64_t next;
         unsigned got = core_step(c, false, &next);
@@ -131,8 +151,20 @@ void rt_core_drain(rt_core *c)
                                  tern_memlink_pending(c->ml, 1));
         if (pending)
             quiet_since = now;
-        if (now - start > max_ns || now - quiet_since > quiet_ns)
+        if (now - checked >= 1000000ull) {      /* a walk of every slot */
+            closing = core_closing(c);
+            checked = now;
+        }
+        if (!closing && now - quiet_since > quiet_ns)
             break;
+        if (now - start > max_ns) {
+            if (closing)
+                fprintf(stderr, "tern: %u connection(s) still closing "
+                        "after %u ms (no ACK of our FIN, or no FIN from "
+                        "the peer); exiting anyway\n", closing,
+                        DRAIN_LIMIT_MS);
+            break;
+        }
     }
     /* Steering: the other cores may still need this one (it reads their
      * frames or sends them): keep serving until every core is done. */

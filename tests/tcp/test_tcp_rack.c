@@ -169,13 +169,39 @@ static void reordering_window_passes(void **s)
     ack_sack(0, 1, 2);                       /* only segment 1 arrived */
     assert_int_equal(tp_count(T), 0);
     /* segment 0 never comes: once the window has passed, the reordering
-     * timer resends it (long before the RTO or a tail probe) */
-    th_advance_us(T, 5000);
+     * timer resends it (long before the RTO or a tail probe, which would
+     * come two round trips after that retransmission) */
+    th_advance_us(T, 2000);
     assert_int_equal(sent_of(0), 1);
     assert_true(ctr()->tcp_rack_timeouts >= 1);
     assert_int_equal(ctr()->tcp_rack_recoveries, 1);
     assert_int_equal(ctr()->tcp_rto_expiries, 0);
     assert_int_equal(ctr()->tcp_tail_loss_probes, 0);
+    P.ack = una + 10 * SEG;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(acked, 10 * SEG);
+}
+
+/* A recovery whose retransmission and every ACK after it are lost: a
+ * tail probe resends the hole two round trips later, a second one twice
+ * as late, and only then the RTO (at least 200 ms) runs. Outside RFC
+ * 8985, which arms no probe in recovery and one per tail. */
+static void probes_in_recovery(void **s)
+{
+    (void)s;
+    start(10);
+    th_advance_us(T, 1000);
+    th_clear(T);
+    ack_sack(0, 1, 5);                  /* 4 SACKed: segment 0 is lost */
+    assert_int_equal(sent_of(0), 1);
+    assert_int_equal(ctr()->tcp_sack_recoveries, 1);
+    th_advance_us(T, 30000);            /* silence */
+    assert_int_equal(ctr()->tcp_tail_loss_probes, 2);
+    assert_int_equal(sent_of(0), 3);
+    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+    th_advance_us(T, 400000);
+    assert_int_equal(ctr()->tcp_tail_loss_probes, 2);
+    assert_int_equal(ctr()->tcp_rto_expiries, 1);
     P.ack = una + 10 * SEG;
     peer_send(&P, F_ACK, NULL, 0);
     assert_int_equal(acked, 10 * SEG);
@@ -189,6 +215,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(reordering_window_passes, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(probes_in_recovery, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

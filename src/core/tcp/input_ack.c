@@ -85,8 +85,6 @@ void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
     } else {
         c->cwnd = c->ssthresh + TCP_DUPTHRESH * c->mss;
     }
-    if (c->flags & TF_TLP)          /* no tail probe during recovery */
-        tcp_arm_rto(st, c);
     conn_pend(st, c, TF_OUTPUT);
 }
 
@@ -268,5 +266,9 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         rack_detect(st, c);
         prr_ack(c, una0, sacked0);
     }
+    /* a tail probe waits for the ACKs to stop, SACKs included (a
+     * recovery's ACKs are mostly SACKs) */
+    if ((c->flags & TF_TLP) && c->sacked != sacked0)
+        tcp_arm_rto(st, c);
     return true;
 }

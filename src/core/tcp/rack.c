@@ -67,8 +67,11 @@ void rack_on_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         bool rtx = q->cb32 & 1u;
         /* reordering: never resent, sent below data SACKed before, and
          * delivered only now */
-        if (!rtx && c->nsb && seq_le(qe, c->fack) && sb_skip(c, qs) == qs)
+        if (!rtx && c->nsb && seq_le(qe, c->fack) && sb_skip(c, qs) == qs &&
+            !(c->flags & TF_REORDER)) {
             c->flags |= TF_REORDER;
+            CTR(st, tcp_reordering_seen);
+        }
         /* RACK_sent_after: later stamp, or the same stamp and higher end */
         if ((found || known) &&
             !(stamp_lt(bx, x) || (x == bx && seq_gt(qe, be))))

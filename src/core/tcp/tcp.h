@@ -96,7 +96,8 @@ enum {
     TF_WAS_EST = 1u << 19,    /* reached ESTABLISHED once */
     TF_PERSIST = 1u << 20,    /* t_rtx is the zero-window probe timer */
     TF_TLP = 1u << 21,        /* t_rtx is a tail loss probe timeout */
-    TF_TLP_SENT = 1u << 22,   /* a probe is out: next is the real RTO */
+    TF_TLP_SENT = 1u << 22,   /* a probe is out */
+    TF_TLP_SENT2 = 1u << 28,  /* a second probe is out: next is the RTO */
     TF_RACK = 1u << 23,       /* t_rtx is the RACK reordering timer */
     TF_REORDER = 1u << 24,    /* RACK saw the peer's data arrive reordered */
     TF_LONE = 1u << 25,       /* send_one_buf queued a lone segment (sq_cur),
@@ -845,7 +846,7 @@ static inline void ack_clear_probes(struct tern_conn *c)
 {
     c->backoff = 0;
     c->probes = 0;
-    c->flags &= ~(uint32_t)TF_TLP_SENT;
+    c->flags &= ~(uint32_t)(TF_TLP_SENT | TF_TLP_SENT2);
 }
 /* Report `data` newly acked bytes to the app. false: the conn is gone. */
 static inline bool ack_report(tern_stack *st, struct tern_conn *c,
