@@ -780,7 +780,7 @@ uint32_t tern_tcp_closing_count(const tern_stack *st);
     X(tcp_estab_resets) X(tcp_conns_established) X(tcp_conns_closed)       \
     X(tcp_retransmits) X(tcp_rto_expiries) X(tcp_tail_loss_probes) X(tcp_fast_retransmits)         \
     X(tcp_rack_lost) X(tcp_rack_recoveries) X(tcp_rack_timeouts)           \
-    X(tcp_dsacks_out) X(tcp_reordering_seen)                                \
+    X(tcp_dsacks_out) X(tcp_dsacks_in) X(tcp_reordering_seen)              \
     X(tcp_sack_recoveries) X(tcp_dup_acks_in) X(tcp_ooo_segments)          \
     X(tcp_ooo_bytes) X(tcp_challenge_acks) X(tcp_challenge_acks_limited)   \
     X(tcp_syn_cookies_sent) X(tcp_syn_cookies_ok) X(tcp_syn_cookies_bad)   \

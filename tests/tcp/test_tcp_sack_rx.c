@@ -15,9 +15,11 @@
 #include "tcp/tcp.h"
 
 static size_t nrx;
+static tern_conn *conn;
 static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
 {
-    (void)st; (void)c; (void)lu;
+    (void)st; (void)lu;
+    conn = c;
     return NULL;
 }
 static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
@@ -186,6 +188,32 @@ static void ts_echo_out_of_order(void **s)
     assert_int_equal(p.tsecr, 800);
 }
 
+/* Data we send while holding out-of-order data: the blocks go only in
+ * the room the payload leaves, so no segment passes the MTU (a full one
+ * with three blocks would be 28 bytes over, and dropped). */
+static void data_with_blocks_fits(void **s)
+{
+    (void)s;
+    seg(100, 200);
+    seg(300, 400);
+    th_clear(T);
+    static uint8_t out[4000];
+    assert_int_equal(tern_tcp_send(T->st, conn, out, sizeof out),
+                     (long)sizeof out);
+    tern_flush(T->st);
+    uint32_t bytes = 0, with_blocks = 0;
+    for (unsigned i = 0; i < tp_count(T); i++) {
+        tpkt p;
+        assert_true(tp_get(T, (int)i, &p));
+        uint32_t opts = 12 + (p.nsack ? 4 + 8 * p.nsack : 0);
+        assert_true(20 + 20 + opts + p.len <= 1500);
+        bytes += p.len;
+        with_blocks += p.nsack != 0;
+    }
+    assert_int_equal(bytes, sizeof out);
+    assert_true(with_blocks >= 1);          /* the short last one */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -195,6 +223,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(dsack_for_queued_data, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(ts_echo_out_of_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(data_with_blocks_fits, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -218,8 +218,35 @@ static void prr_ack(struct tern_conn *c, uint32_t una0, uint32_t sacked0)
     prr_update(c, got > sacked0 ? got - sacked0 : 0);
 }
 
+/* RFC 2883: the first block reports data that arrived twice when it
+ * lies below the cumulative ACK or inside the second block. */
+static bool first_is_dsack(const tcp_seg *s)
+{
+    const uint32_t(*b)[2] = s->o.sack;
+    return seq_le(b[0][1], s->ack) ||
+           (s->o.nsack > 1 && seq_ge(b[0][0], b[1][0]) &&
+            seq_le(b[0][1], b[1][1]));
+}
+
 bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
+    /* A D-SACK tells of a needless resend, not of a loss: without it the
+     * ACK is a duplicate only by RFC 5681's rule, and RACK and the
+     * scoreboard see the other blocks alone (a spurious probe's D-SACK
+     * counted as new SACK information started recoveries, whose resends
+     * drew D-SACKs again) */
+    tcp_seg nod;
+    bool dsack = (c->flags & TF_SACK) && s->o.nsack && first_is_dsack(s);
+    if (dsack) {
+        CTR(st, tcp_dsacks_in);
+        nod = *s;
+        nod.o.nsack--;
+        for (uint32_t k = 0; k < nod.o.nsack; k++) {
+            nod.o.sack[k][0] = s->o.sack[k + 1][0];
+            nod.o.sack[k][1] = s->o.sack[k + 1][1];
+        }
+        s = &nod;
+    }
     /* RFC 5961 5.2: SND.UNA - MAX.SND.WND <= SEG.ACK <= SND.NXT */
     if (seq_gt(s->ack, c->snd_max) ||
         seq_lt(s->ack, c->snd_una - c->max_sndwnd)) {
@@ -258,7 +285,7 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
      * since a receiver that queues out-of-order data shrinks its window
      * in exactly the ACKs that signal a loss (RFC 6675 section 2). */
     bool sack_dup = (c->flags & TF_SACK) && s->o.nsack;
-    if (s->ack == c->snd_una && s->len == 0 &&
+    if (s->ack == c->snd_una && s->len == 0 && !dsack &&
         !(s->flags & (TCP_SYN | TCP_FIN)) && (wnd_same || sack_dup) &&
         c->snd_max != c->snd_una)
         on_dupack(st, c);

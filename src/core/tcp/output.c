@@ -87,8 +87,15 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
                             tsval, c->ts_recent);
     } else {
         uint32_t blocks[4][2], nb = 0;
-        if (sack_out(c)) {
-            nb = sack_blocks(c, blocks, (c->flags & TF_TS) ? 3 : 4);
+        /* the blocks ride in the room the payload leaves: a full segment
+         * plus blocks would pass the MTU (c->mss counts only the TS
+         * option) and be dropped */
+        uint32_t room = len < c->mss ? c->mss - len : 0;
+        uint32_t fit = room >= 12 ? (room - 4) / 8 : 0;
+        if (fit > ((c->flags & TF_TS) ? 3u : 4u))
+            fit = (c->flags & TF_TS) ? 3u : 4u;
+        if (sack_out(c) && fit) {
+            nb = sack_blocks(c, blocks, fit);
             if (c->flags & TF_DSACK) {      /* reported once */
                 c->flags &= ~(uint32_t)TF_DSACK;
                 CTR(st, tcp_dsacks_out);
