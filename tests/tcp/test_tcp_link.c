@@ -150,7 +150,10 @@ static uint32_t xfer_caps[2];       /* NIC caps of both ends (0: none) */
 static void tw(tern_config *c, int end)
 {
     (void)end;
-    c->time_wait_ms = 100;
+    /* longer than the RTO: a lost last ACK makes the peer resend its FIN
+     * after an RTO, which TIME_WAIT must still answer (after it, an RST:
+     * the peer's close would read as a reset) */
+    c->time_wait_ms = 1000;
     c->cc = (uint8_t)cc_choice;
 }
 

@@ -107,7 +107,7 @@ static const tern_callbacks CB = {
 static void tw(tern_config *c, int end)
 {
     (void)end;
-    c->time_wait_ms = 100;
+    c->time_wait_ms = 1000;     /* longer than the RTO (test_tcp_link) */
 }
 
 static void one(double loss, uint64_t seed)
