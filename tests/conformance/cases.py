@@ -1278,3 +1278,44 @@ def syn_flood_client(env):
     env.check(arps <= 10 * 252, "%d ARP requests for %d SYNs from 252 "
               "addresses" % (arps, sent))
     alive_check(c, 15)
+
+
+@case("RFC 4987 3; RFC 1122 2.3.2.2", "spoofed-SYN flood at full raw-socket speed (4 x 50,000) beside a client's echoes: they keep completing, ARP requests stay bounded")
+def syn_flood_fast(env):
+    import os
+    import subprocess
+    exe = os.environ.get("TERN_SYNFLOOD") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "..", "..", "build",
+        "tests", "synflood")
+    if not os.access(exe, os.X_OK):
+        raise CaseSkip("no synflood program (build the synflood target)")
+    c = established(env, mss=1460)
+    alive_check(c, 16)
+    mac = env.wire.resolve(env.target_ip)
+    env.check(mac is not None, "the target does not answer ARP")
+    skip = "%s,%s" % (env.target_ip.split(".")[3], env.my_ip.split(".")[3])
+    arp0 = env.wire.target_arp_requests
+    lat, rates = [], []
+    for r in range(4):
+        p = subprocess.Popen(["ip", "netns", "exec", env.wire.ns, exe,
+                              env.wire.ifname, env.wire.my_mac, mac,
+                              env.target_ip, str(env.echo_port), "50000", skip,
+                              str(r + 1)], stdout=subprocess.PIPE, text=True)
+        while p.poll() is None:           # round trips during the flood
+            t = time.monotonic()
+            c.echo_roundtrip(pattern(64, len(lat)), timeout=10.0)
+            lat.append(time.monotonic() - t)
+        out = p.stdout.read().split()
+        env.check(p.returncode == 0 and len(out) == 2, "synflood failed")
+        rates.append(int(out[0]) / max(float(out[1]), 1e-6))
+        time.sleep(0.3)
+    time.sleep(3.5)                       # incomplete entries give up
+    arps = env.wire.target_arp_requests - arp0
+    env.note("fast_syns_per_s", int(sum(rates) / len(rates)))
+    env.note("fast_round_trips", len(lat))
+    env.note("fast_client_max_ms", round(max(lat) * 1000, 1))
+    env.note("fast_arp_requests", arps)
+    env.check(len(lat) >= 4, "no round trip completed during the flood")
+    env.check(arps <= 10 * 252, "%d ARP requests for 200,000 SYNs from 252 "
+              "addresses" % arps)
+    alive_check(c, 17)
