@@ -311,6 +311,14 @@ typedef struct tern_callbacks {
     /* `bytes` more of the sent stream were acknowledged by the peer: send
      * buffers covering them have been released and send space reopened. */
     void (*acked)(tern_stack *st, tern_conn *c, void *user, size_t bytes);
+    /* A send of this connection was refused or cut short because the
+     * buffer pool was down to its receive reserve
+     * (tern_config.rx_reserve_bufs) or empty; there is room again, so
+     * retry it now.
+     * Runs once per refusal, at the end of an input burst or in
+     * tern_poll. Sends refused by the connection's own snd_buf are
+     * retried from `acked` instead: its data in flight brings ACKs. */
+    void (*writable)(tern_stack *st, tern_conn *c, void *user);
     /* The peer sent FIN: no more data will arrive (half-close). */
     void (*peer_closed)(tern_stack *st, tern_conn *c, void *user);
     /* The connection is gone; `c` is invalid after this returns. */
@@ -357,7 +365,13 @@ typedef struct tern_config {
     uint8_t secret[16];
 
     /* Sizing: all memory is reserved at init; exhaustion is counted. */
-    uint32_t max_conns;       /* TCP connections incl. TIME_WAIT, default 1024 */
+    uint32_t max_conns;       /* TCP connections, default 1024. A connection
+                                 in TIME_WAIT gives its slot back at once
+                                 and keeps a small record instead (below) */
+    uint32_t max_time_wait;   /* TIME_WAIT records (48 B each), default
+                                 max_conns. When full, the oldest record is
+                                 recycled (tcp_time_wait_recycled): new
+                                 connections never wait for TIME_WAIT */
     uint32_t max_listeners;   /* listening ports, default 16 */
     uint32_t max_half_open;   /* SYN_RECEIVED before SYN cookies, default 256 */
     uint32_t accept_backlog;  /* unaccepted per listener (informational) */
@@ -374,6 +388,26 @@ typedef struct tern_config {
     /* TCP behaviour. */
     uint32_t rcv_buf;         /* receive window bytes per conn, default 256 KiB */
     uint32_t snd_buf;         /* send queue bytes per conn, default 256 KiB */
+    uint32_t rx_reserve_bufs; /* free pool buffers tern_tcp_send leaves to
+                                 input (0 = default: no way to turn it
+                                 off). Default: 1/8 of buf_ops.stack's cap
+                                 (the pool's buffers) when there is one, so
+                                 data queued for slow readers never takes
+                                 the buffers input needs (among them the
+                                 ACKs that free the queues); else none (the
+                                 stack cannot see the pool). Below twice
+                                 this the pool is under pressure: only
+                                 connections with less than 16 KiB queued
+                                 get buffers (a new request's answer goes
+                                 out while slow readers' queues wait), and
+                                 none below the reserve itself. A refused
+                                 send is cut short or fails
+                                 (-TERN_ENOBUFS, counted in
+                                 tcp_send_rx_reserve) and cb.writable
+                                 follows once the pool is out of pressure.
+                                 Buffers the app allocates itself
+                                 (tern_buf_alloc, tern_tcp_send_buf) are
+                                 not held back */
     uint32_t ooo_max_segs;    /* out-of-order segments kept per conn, default
                                  rcv_buf / 1024 (at least 64). Each holds
                                  its receive buffer */
@@ -445,7 +479,8 @@ enum tern_err {
     TERN_EAGAIN = 5,     /* no send space now; wait for `acked` */
     TERN_EMSGSIZE = 6,   /* datagram too large (MTU for TCP, one buffer or
                             64 KiB for fragmented UDP/ICMP) */
-    TERN_ENOBUFS = 7,    /* the buffer pool is empty */
+    TERN_ENOBUFS = 7,    /* the buffer pool is empty or down to its receive
+                            reserve; wait for `writable` */
 };
 
 /* A short text for a tern_err, positive or negated (e.g. -TERN_EAGAIN gives
@@ -719,7 +754,7 @@ const char *tern_tcp_state_name(int state);
  * own buffers (tern_tcp_send_bufs) fills them to this. 0 for NULL. */
 uint32_t tern_tcp_mss(const tern_conn *c);
 
-/* Connections in use (all states, TIME_WAIT included). */
+/* Connections in use (all states) plus TIME_WAIT records. */
 uint32_t tern_tcp_conn_count(const tern_stack *st);
 /* Connections the app closed whose FIN exchange is not finished yet
  * (FIN_WAIT_1, FIN_WAIT_2, CLOSING, LAST_ACK): a program about to exit
@@ -727,6 +762,8 @@ uint32_t tern_tcp_conn_count(const tern_stack *st);
  * few RTOs passes), or the peer may never see our FIN. Walks every
  * connection slot. */
 uint32_t tern_tcp_closing_count(const tern_stack *st);
+/* TIME_WAIT records held (part of tern_tcp_conn_count). */
+uint32_t tern_tcp_time_wait_count(const tern_stack *st);
 
 /* ------------------------------------------------------------------------ */
 /* Counters                                                                  */
@@ -788,7 +825,8 @@ uint32_t tern_tcp_closing_count(const tern_stack *st);
     X(tcp_zero_window_probes) X(tcp_delayed_acks) X(tcp_pure_acks_out)     \
     X(tcp_data_segs_in) X(tcp_data_segs_out) X(tcp_bytes_in)               \
     X(tcp_bytes_out) X(tcp_dup_data_in) X(tcp_time_wait_reuse)             \
-    X(tcp_nobuf)
+    X(tcp_nobuf) X(tcp_time_wait_recycled) X(tcp_time_wait_acks)           \
+    X(tcp_send_rx_reserve) X(tcp_writable_calls)
 
 typedef struct tern_counters {
 #define TERN_COUNTER_FIELD_(n) uint64_t n;

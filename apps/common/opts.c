@@ -175,6 +175,10 @@ static const opt_def *common_table(common_opts *co)
         OPT("time-wait", OT_UINT, &co->time_wait_ms, "MS",
          "tern: TIME_WAIT duration (default 60000)", .min = 1,
          .max = 3600000, .seen = &co->seen_time_wait),
+        OPT("max-conns", OT_UINT, &co->max_conns, "N",
+         "tern: connection slots per core (default: 65536 for a server, "
+         "what its connections need for a client)", .min = 1,
+         .max = 16777216, .seen = &co->seen_max_conns),
         OPT("steer", OT_FLAG, &co->steer, NULL,
          "tern: spread a device's flows over --cores by their Toeplitz hash "
          "in software (for devices without RSS: one queue, tap, afpacket)",
@@ -309,6 +313,7 @@ static void check_family(common_opts *co)
             {co->seen_ip, "--ip"}, {co->seen_gw, "--gw"},
             {co->seen_mac, "--mac"}, {co->seen_pcap, "--pcap"},
             {co->seen_time_wait, "--time-wait"}, {co->seen_steer, "--steer"},
+            {co->seen_max_conns, "--max-conns"},
             {co->seen_steer_queues, "--steer-queues"},
         };
         for (size_t i = 0; i < sizeof ig / sizeof ig[0]; i++) {

@@ -81,12 +81,13 @@ typedef struct common_opts {
     const char *offload;
     double link_bps;      /* --link: line rate for the payload limit, 0 = none */
     uint64_t time_wait_ms; /* tern: TIME_WAIT duration, 0 = the stack's default */
+    uint64_t max_conns;   /* tern: connection slots per core, 0 = the app's */
     bool steer;           /* tern: software steering over the cores */
     uint64_t steer_queues; /* tern --steer: device queues to read, 0 = 1 */
     /* which were given, for "ignored"/"rejected" notes */
     bool seen_driver, seen_iface, seen_ip, seen_gw, seen_mac, seen_pcap,
          seen_fault, seen_offload, seen_busy_poll, seen_time_wait,
-         seen_steer, seen_steer_queues;
+         seen_steer, seen_steer_queues, seen_max_conns;
 } common_opts;
 
 /* Fill defaults: driver mem, cores 0, poll block, ip 198.18.0.2/24 ... */

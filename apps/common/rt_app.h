@@ -44,6 +44,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
     p->faults.delay_ns = co->delay_us * 1000;
     p->seed = co->seed;
     p->time_wait_ms = (uint32_t)co->time_wait_ms;
+    p->max_conns = (uint32_t)co->max_conns;
     p->steer = co->steer;
     p->steer_queues = (unsigned)co->steer_queues;
     if (co->offload) {
@@ -114,6 +115,24 @@ static inline bool rt_app_arp_failed(const rt_ep *ep, uint32_t dst, char *msg,
              tern_ip4_format(via_gw ? p->gw : dst, a),
              p->iface ? p->iface : "?");
     return true;
+}
+
+/* Connection table sizes of the tern programs: a server endpoint holds
+ * RT_APP_SERVER_CONNS connections (and as many TIME_WAIT records), about
+ * 560 bytes each in the stack (docs/architecture.md), so tens of
+ * thousands of idle clients are served; a client endpoint what its own
+ * connections need (client_need). --max-conns overrides both. */
+#define RT_APP_SERVER_CONNS 65536u
+static inline void rt_app_conn_defaults(const rt_ep *ep, tern_config *cfg,
+                                        uint64_t client_need)
+{
+    if (rt_params_of(ep->core->rt)->max_conns)
+        return;                         /* --max-conns: taken as given */
+    uint64_t need = ep->role == RT_SERVER ? RT_APP_SERVER_CONNS : client_need;
+    if (need > UINT32_MAX)
+        need = UINT32_MAX;
+    if (need > cfg->max_conns)
+        cfg->max_conns = (uint32_t)need;
 }
 
 /* Link figures: frames each way and, on mem, what the fault injector did. */

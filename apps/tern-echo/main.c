@@ -90,6 +90,12 @@ static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
     pend_flush(st, c, user);
 }
 
+/* A send the budget or the pool refused (srv_backlog kept it): retry. */
+static void srv_writable(tern_stack *st, tern_conn *c, void *user)
+{
+    pend_flush(st, c, user);
+}
+
 static void srv_peer_closed(tern_stack *st, tern_conn *c, void *user)
 {
     (void)user;
@@ -123,6 +129,12 @@ static void cli_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
     trr_acked(st, user);
 }
 
+static void cli_writable(tern_stack *st, tern_conn *c, void *user)
+{
+    (void)c;
+    trr_acked(st, user);
+}
+
 static void cli_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 {
     (void)c;
@@ -137,17 +149,17 @@ static void configure(rt_ep *ep, tern_config *cfg)
         cfg->cb.accepted = srv_accepted;
         cfg->cb.recv = srv_recv;
         cfg->cb.acked = srv_acked;
+        cfg->cb.writable = srv_writable;
         cfg->cb.peer_closed = srv_peer_closed;
         cfg->cb.closed = srv_closed;
     } else {
         cfg->cb.connected = cli_connected;
         cfg->cb.recv = cli_recv;
         cfg->cb.acked = cli_acked;
+        cfg->cb.writable = cli_writable;
         cfg->cb.closed = cli_closed;
     }
-    uint64_t need = eo.conns * 2 + 64;
-    if (need > cfg->max_conns)
-        cfg->max_conns = (uint32_t)need;
+    rt_app_conn_defaults(ep, cfg, eo.conns * 2 + 64);
 }
 
 static int start(rt_core *core)

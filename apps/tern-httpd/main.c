@@ -18,13 +18,24 @@
 typedef struct hconn {
     pend_conn pend;             /* first: pend_* work on it */
     http_conn http;
-    bool closing;
+    bytebuf in;                 /* requests not yet parsed: held while the
+                                   responses before them wait to be sent */
+    bool closing;               /* a request asked for close: FIN after
+                                   its response, later requests ignored */
+    bool peer_fin;              /* the client closed: FIN once answered */
 } hconn;
 
 static common_opts co;
 static httpd_opts ho;
 static http_srv srv;
-static __thread bytebuf scratch;   /* responses of one recv callback */
+static __thread bytebuf scratch;   /* responses of one slice of input */
+
+/* Requests are parsed this many bytes at a time, and no further while
+ * responses wait for send space: the memory a connection holds is then
+ * the unparsed requests (at most its receive window, which stays shut
+ * until they are answered) plus the responses of one slice, however many
+ * requests a client pipelines without reading. */
+#define HTTPD_SLICE 1024u
 
 /* ---- server ---- */
 
@@ -37,6 +48,36 @@ static void *srv_accepted(tern_stack *st, tern_conn *c, void *lu)
     return h;
 }
 
+/* Send what the backlog holds, then parse and answer held requests a
+ * slice at a time; once both are empty, reopen the window (and close if
+ * a request asked for it). Runs from `acked` and `writable`. */
+static void srv_drain(tern_stack *st, tern_conn *c, hconn *h)
+{
+    for (;;) {
+        while (h->pend.out.len) {
+            long s = tern_tcp_send(st, c, bb_data(&h->pend.out),
+                                   h->pend.out.len);
+            if (s <= 0)
+                return;
+            bb_consume(&h->pend.out, (size_t)s);
+        }
+        if (!h->in.len || h->closing)
+            break;
+        size_t n = h->in.len < HTTPD_SLICE ? h->in.len : HTTPD_SLICE;
+        if (http_conn_input(&h->http, &srv, bb_data(&h->in), n,
+                            &h->pend.out) == HTTP_CLOSE)
+            h->closing = true;
+        bb_consume(&h->in, n);
+    }
+    bb_free(&h->in);                    /* empty, or ignored after a close */
+    if (h->pend.held) {
+        tern_tcp_consumed(st, c, h->pend.held);
+        h->pend.held = 0;
+    }
+    if (h->closing || h->peer_fin)
+        tern_tcp_close(st, c);          /* FIN after the responses */
+}
+
 static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
                        const uint8_t *d, size_t len)
 {
@@ -44,50 +85,68 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
     hconn *h = user;
     if (!h || h->closing)
         return len;
-    scratch.len = scratch.off = 0;
-    int r = http_conn_input(&h->http, &srv, (const char *)d, len, &scratch);
-    size_t consumed = len;
-    if (h->pend.out.len) {
-        /* Behind a backlog: queue in order, keep the window shut. */
-        bb_append(&h->pend.out, bb_data(&scratch), scratch.len, SIZE_MAX);
+    if (h->pend.out.len || h->in.len) {
+        /* Behind a backlog: keep the requests, in order, unparsed, and the
+         * window shut. */
+        bb_append(&h->in, d, len, SIZE_MAX);
         h->pend.held += len;
-        consumed = 0;
-    } else if (scratch.len) {
+        return 0;
+    }
+    size_t off = 0;
+    while (off < len && !h->pend.out.len && !h->closing) {
+        size_t n = len - off < HTTPD_SLICE ? len - off : HTTPD_SLICE;
+        scratch.len = scratch.off = 0;
+        int r = http_conn_input(&h->http, &srv, (const char *)d + off, n,
+                                &scratch);
+        off += n;
+        if (r == HTTP_CLOSE)
+            h->closing = true;
+        if (!scratch.len)
+            continue;
         long s = tern_tcp_send(st, c, bb_data(&scratch), scratch.len);
         if (s < 0)
             s = 0;
-        if ((size_t)s < scratch.len) {
+        if ((size_t)s < scratch.len)
             bb_append(&h->pend.out, bb_data(&scratch) + s,
                       scratch.len - (size_t)s, SIZE_MAX);
-            h->pend.held += len;
-            consumed = 0;
-        }
     }
-    if (r == HTTP_CLOSE) {
-        h->closing = true;
-        if (!h->pend.out.len)
-            tern_tcp_close(st, c);    /* FIN after the queued responses */
+    if (!h->pend.out.len) {
+        if (h->closing)
+            tern_tcp_close(st, c);      /* FIN after the queued responses */
+        return len;
     }
-    return consumed;
+    /* the send space ran out: the rest waits for `acked` or `writable` */
+    if (!h->closing)
+        bb_append(&h->in, d + off, len - off, SIZE_MAX);
+    h->pend.held += len;
+    return 0;
 }
 
 static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
 {
     (void)bytes;
     hconn *h = user;
-    if (!h)
-        return;
-    pend_flush(st, c, &h->pend);
-    if (h->closing && !h->pend.out.len)
-        tern_tcp_close(st, c);
+    if (h && (h->pend.out.len || h->in.len || h->pend.held))
+        srv_drain(st, c, h);
+}
+
+static void srv_writable(tern_stack *st, tern_conn *c, void *user)
+{
+    hconn *h = user;
+    if (h)
+        srv_drain(st, c, h);
 }
 
 static void srv_peer_closed(tern_stack *st, tern_conn *c, void *user)
 {
     hconn *h = user;
-    if (h)
-        h->closing = true;
-    if (!h || !h->pend.out.len)
+    if (!h) {
+        tern_tcp_close(st, c);
+        return;
+    }
+    /* answer the requests already received, then close */
+    h->peer_fin = true;
+    if (!h->pend.out.len && !h->in.len)
         tern_tcp_close(st, c);
 }
 
@@ -100,6 +159,7 @@ static void srv_closed(tern_stack *st, tern_conn *c, void *user, int reason)
     if (h) {
         http_conn_free(&h->http);
         bb_free(&h->pend.out);
+        bb_free(&h->in);
         free(h);
     }
 }
@@ -128,6 +188,12 @@ static void cli_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
     trr_acked(st, user);
 }
 
+static void cli_writable(tern_stack *st, tern_conn *c, void *user)
+{
+    (void)c;
+    trr_acked(st, user);
+}
+
 static void cli_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 {
     (void)c;
@@ -144,16 +210,17 @@ static void configure(rt_ep *ep, tern_config *cfg)
         cfg->cb.accepted = srv_accepted;
         cfg->cb.recv = srv_recv;
         cfg->cb.acked = srv_acked;
+        cfg->cb.writable = srv_writable;
         cfg->cb.peer_closed = srv_peer_closed;
         cfg->cb.closed = srv_closed;
     } else {
         cfg->cb.connected = cli_connected;
         cfg->cb.recv = cli_recv;
         cfg->cb.acked = cli_acked;
+        cfg->cb.writable = cli_writable;
         cfg->cb.closed = cli_closed;
     }
-    if (cfg->max_conns < 4096)
-        cfg->max_conns = 4096;        /* wrk and curl open many */
+    rt_app_conn_defaults(ep, cfg, ho.conns * 2 + 64);
 }
 
 static int start(rt_core *core)

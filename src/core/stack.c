@@ -40,6 +40,11 @@ static void fill_defaults(tern_config *c)
     DEF(reasm_slots, 8);
     DEF(reasm_timeout_ms, 30000);
     DEF(rss_queues, 1);
+    /* an eighth of a pool the stack can see, left by sends to input,
+     * whose ACKs are what frees the send queues; 0 (the test never
+     * refuses) without one */
+    const tern_buf_stack *pool = c->buf_ops.stack;
+    DEF(rx_reserve_bufs, pool ? pool->cap / 8 : 0);
 #undef DEF
 }
 

@@ -371,11 +371,19 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
         uint32_t st = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
         if (!(st & TP_STATUS_USER))
             break;
-        tern_buf *b = tern_pool_alloc(pool);
-        if (!b) /* pool dry: leave the rest in the ring for the next call */
-            break;
         if (st & TP_STATUS_LOSING)
             afp_count_ring_drops(d, q);
+        tern_buf *b = tern_pool_alloc(pool);
+        if (!b) {
+            /* Pool dry: drop this frame and keep reading. Leaving it in
+             * the ring would stop input altogether, and with it the ACKs
+             * whose arrival frees the buffers held in send queues. */
+            d->base.rx_drops++;
+            __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL,
+                             __ATOMIC_RELEASE);
+            ring_advance(&q->rx);
+            continue;
+        }
         uint32_t caplen = h->tp_snaplen;
         size_t room = b->size - (size_t)(b->data - b->head);
         if (caplen != h->tp_len || caplen > room ||

@@ -4,6 +4,11 @@
  * once (queued until tern_flush / the next input or poll). */
 #include "cc.h"
 
+#if defined(__GNUC__)
+#define OUT_OF_LINE __attribute__((noinline))
+#else
+#define OUT_OF_LINE
+#endif
 
 static bool alive(const struct tern_conn *c)
 {
@@ -65,6 +70,10 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
     } else {
         uint16_t port = local_port ? local_port
                                    : tcp_pick_port(st, dst_ip, dst_port);
+        /* a port asked for by number may end its own TIME_WAIT: our new
+         * ISN and timestamps run ahead of the old ones (RFC 6191) */
+        if (local_port)
+            twr_forget(st, dst_ip, dst_port, local_port);
         if (!port)
             e = TERN_EADDRINUSE;
         else
@@ -169,17 +178,104 @@ static inline void sq_copy_in(tern_stack *st, tern_buf *b, uint32_t at,
     b->cb[1] = (b->cb[1] & 0xffffffffu) | BQ_CSUM_OK | (uint64_t)s << 32;
 }
 
-/* A fresh buffer for the send queue, with room for the headers; counts
- * and returns NULL when there is none. */
-static inline tern_buf *sq_buf_alloc(tern_stack *st)
+/* ---- the receive reserve: pool buffers that sends leave to input ---- */
+
+/* c's send was refused for the reserve or an empty pool: put it on the
+ * wait list, whose conns cb.writable calls back once there is room. */
+static OUT_OF_LINE void send_block(struct tcp_layer *tl,
+                                     struct tern_conn *c)
 {
+    if (c->flags & TF_BLOCKED)
+        return;
+    c->flags |= TF_BLOCKED;
+    c->blk_next = TCP_NIL;
+    c->blk_prev = tl->blk_tail;
+    if (tl->blk_tail != TCP_NIL)
+        tl->conns[tl->blk_tail].blk_next = c->idx;
+    else
+        tl->blk_head = c->idx;
+    tl->blk_tail = c->idx;
+}
+
+void tcp_send_unblock(struct tcp_layer *tl, struct tern_conn *c)
+{
+    if (c->blk_prev != TCP_NIL)
+        tl->conns[c->blk_prev].blk_next = c->blk_next;
+    else
+        tl->blk_head = c->blk_next;
+    if (c->blk_next != TCP_NIL)
+        tl->conns[c->blk_next].blk_prev = c->blk_prev;
+    else
+        tl->blk_tail = c->blk_prev;
+    c->flags &= ~(uint32_t)TF_BLOCKED;
+}
+
+/* Whether any send may take a pool buffer: the pool's LIFO holds at least
+ * twice the reserve (always so without a LIFO, where both are 0). Below
+ * that the pool is under pressure (sq_low_room). */
+static inline bool send_room_ok(const tern_stack *st)
+{
+    return st->cfg.buf_ops.stack->top >= 2 * st->cfg.rx_reserve_bufs;
+}
+
+void tcp_send_wake(tern_stack *st)
+{
+    struct tcp_layer *tl = TL(st);
+    /* oldest first; a conn that blocks again in its callback goes to the
+     * back, so each runs at most once a call */
+    uint32_t n = 0;
+    for (uint32_t i = tl->blk_head; i != TCP_NIL; i = tl->conns[i].blk_next)
+        n++;
+    while (n-- && tl->blk_head != TCP_NIL && send_room_ok(st)) {
+        struct tern_conn *c = &tl->conns[tl->blk_head];
+        tcp_send_unblock(tl, c);
+        if (st->cfg.cb.writable && alive(c) && (c->flags & TF_APP)) {
+            CTR(st, tcp_writable_calls);
+            st->cfg.cb.writable(st, c, c->user);
+        }
+    }
+}
+
+/* No queue buffer for c: count why (ctr), and c waits for cb.writable.
+ * Returns NULL. Out of line: the usual send never comes here. */
+static OUT_OF_LINE tern_buf *sq_refused(tern_stack *st, struct tern_conn *c,
+                                        uint64_t *ctr)
+{
+    (*ctr)++;
+    send_block(TL(st), c);
+    return NULL;
+}
+
+/* Queued bytes up to which a conn may still take buffers while the pool
+ * is under pressure: a new or quiet conn (a request's response) is served
+ * while the conns with long queues (slow readers) wait. */
+#define SQ_SMALL 16384u
+
+/* The pool under pressure (below twice the reserve): the reserve itself
+ * is input's, and the room above it goes to conns with short queues. */
+static OUT_OF_LINE bool sq_low_room(const tern_stack *st,
+                                    const struct tern_conn *c)
+{
+    return st->cfg.buf_ops.stack->top >= st->cfg.rx_reserve_bufs &&
+           queued(c) < SQ_SMALL;
+}
+
+/* A fresh buffer for the send queue of c, with room for the headers;
+ * NULL (counted; c then waits for cb.writable) when the pool is under
+ * pressure and c may not take one (sq_low_room), or when it is empty.
+ * Without a pool LIFO, top and the reserve are both 0 and the test never
+ * refuses. */
+static inline tern_buf *sq_buf_alloc(tern_stack *st, struct tern_conn *c)
+{
+    if (!send_room_ok(st) && !sq_low_room(st, c))
+        return sq_refused(st, c, &st->ctr.tcp_send_rx_reserve);
     tern_buf *b = buf_alloc(st);
     if (b && (b->data - b->head < TCP_MAX_HDRS || b->frag)) {
         tern_buf_release(st, b);
         b = NULL;
     }
     if (!b)
-        CTR(st, tcp_nobuf);
+        return sq_refused(st, c, &st->ctr.tcp_nobuf);
     return b;
 }
 
@@ -213,12 +309,6 @@ static inline void sq_push(tern_stack *st, struct tern_conn *c, tern_buf *b,
     b->cb[1] = (uint32_t)(b->data - b->head) | sum_bits;
 }
 
-#if defined(__GNUC__)
-#define OUT_OF_LINE __attribute__((noinline))
-#else
-#define OUT_OF_LINE
-#endif
-
 /* Any send: coalesce into the unsent tail, then fresh buffers as far as
  * the send buffer and the pool allow. */
 static OUT_OF_LINE long send_queue(tern_stack *st, struct tern_conn *c,
@@ -241,7 +331,7 @@ static OUT_OF_LINE long send_queue(tern_stack *st, struct tern_conn *c,
         taken += n;
     }
     while (taken < left) {
-        tern_buf *b = sq_buf_alloc(st);
+        tern_buf *b = sq_buf_alloc(st, c);
         if (!b)
             break;
         uint32_t n = fresh_cap(c, b);
@@ -279,7 +369,7 @@ static inline bool one_buf_case(const tern_stack *st,
 static OUT_OF_LINE long send_one_buf(tern_stack *st, struct tern_conn *c,
                                      const uint8_t *src, size_t len)
 {
-    tern_buf *b = sq_buf_alloc(st);
+    tern_buf *b = sq_buf_alloc(st, c);
     if (!b)
         return -TERN_ENOBUFS;
     /* fresh_cap(c, b) < len, as len <= mss: the room alone decides */
@@ -511,5 +601,5 @@ const char *tern_tcp_state_name(int s)
 
 uint32_t tern_tcp_conn_count(const tern_stack *st)
 {
-    return st->tcp ? st->tcp->used : 0;
+    return st->tcp ? st->tcp->used + twr_count(st->tcp) : 0;
 }

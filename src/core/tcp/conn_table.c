@@ -23,6 +23,7 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     /* half of a pool the stack can see, so the segment that fills a gap
      * always finds a buffer */
     const tern_buf_stack *pool = cfg->buf_ops.stack;
+    tl->blk_head = tl->blk_tail = TCP_NIL;
     tl->ooo_bufs_max = cfg->ooo_max_bufs   ? cfg->ooo_max_bufs
                        : pool && pool->cap ? pool->cap / 2
                                            : UINT32_MAX;
@@ -71,13 +72,16 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
 {
     uint32_t n = cfg->max_conns ? cfg->max_conns : 1024;
     uint32_t nl = cfg->max_listeners ? cfg->max_listeners : 16;
+    uint32_t ntw = cfg->max_time_wait ? cfg->max_time_wait : n;
     uint32_t hsize = pow2_at_least(n * 2);
     struct tcp_layer *tl = carve_take(cv, sizeof *tl, 64);
     struct tern_conn *conns = carve_take(cv, (size_t)n * sizeof *conns, 64);
     uint32_t *hash = carve_take(cv, (size_t)hsize * sizeof *hash, 64);
     struct tcp_listener *lis = carve_take(cv, (size_t)nl * sizeof *lis, 8);
-    if (!st || !cv->base)
+    if (!st || !cv->base) {
+        twr_mem(NULL, ntw, cv);
         return;
+    }
     tern_memset(tl, 0, sizeof *tl);
     st->tcp = tl;
     tcp_config(tl, cfg);
@@ -105,6 +109,7 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     tl->port_next = (uint32_t)(k >> 32);
     tl->chack_tokens = 1000;
     tw_init(tl, st->now);
+    twr_mem(tl, ntw, cv);         /* after the keys: it hashes with them */
 }
 
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
@@ -164,6 +169,8 @@ void conn_free(tern_stack *st, struct tern_conn *c)
     release_chain(st, c->sq_head);
     c->sq_head = c->sq_tail = c->sq_cur = NULL;
     ooo_purge(st, c);
+    if (c->flags & TF_BLOCKED)
+        tcp_send_unblock(tl, c);
     if (c->flags & TF_HALF_OPEN)
         tl->half_open--;
     if (c->flags & TF_WAS_EST)

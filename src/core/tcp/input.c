@@ -44,7 +44,10 @@ static void segment_slow(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 {
     if (!c) {
         struct tcp_listener *l = listener_find(st, s->dport);
-        if (l) {
+        uint32_t tw = twr_lookup(st, s->src, s->sport, s->dport);
+        if (tw != TCP_NIL) {
+            twr_input(st, tw, s, l);
+        } else if (l) {
             tcp_input_listen(st, s, l);
         } else {
             CTR(st, tcp_drop_no_conn);
@@ -237,6 +240,7 @@ void tcp_input_done(tern_stack *st)
         return;
     tl->in_input = false;
     run_pending(st);
+    tcp_send_wake_check(st);
 }
 
 uint64_t tcp_poll(tern_stack *st, uint64_t now)
@@ -247,7 +251,9 @@ uint64_t tcp_poll(tern_stack *st, uint64_t now)
     run_pending(st);
     uint64_t next = tw_run(st, now, tcp_timer_fire);
     run_pending(st);
-    return next;
+    uint64_t t = twr_poll(st, now);
+    tcp_send_wake_check(st);
+    return t < next ? t : next;
 }
 
 void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,

@@ -199,8 +199,8 @@ GENERAL_PATH bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
         tcp_rearm(st, c);
         return true;
     case TERN_TCP_CLOSING:
-        tcp_enter_time_wait(st, c);
-        return true;
+        tcp_enter_time_wait(st, c);         /* the slot is freed */
+        return false;
     case TERN_TCP_LAST_ACK:
         conn_close(st, c, TERN_CLOSE_NORMAL);
         return false;

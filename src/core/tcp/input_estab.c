@@ -118,8 +118,8 @@ static bool rcv_fin(tern_stack *st, struct tern_conn *c)
         conn_set_state(st, c, TERN_TCP_CLOSING);
         break;
     case TERN_TCP_FIN_WAIT_2:
-        tcp_enter_time_wait(st, c);
-        return true;
+        tcp_enter_time_wait(st, c);         /* the slot is freed */
+        return false;
     default:
         break;
     }
@@ -175,10 +175,6 @@ static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     bool fin = (s->flags & TCP_FIN) != 0;
     if (c->state != TERN_TCP_ESTABLISHED && c->state != TERN_TCP_FIN_WAIT_1 &&
         c->state != TERN_TCP_FIN_WAIT_2) {
-        if (c->state == TERN_TCP_TIME_WAIT && fin) {  /* FIN again */
-            c->t_rtx = st->now + TL(st)->time_wait_ns;
-            conn_timer_update(st, c);
-        }
         conn_pend(st, c, TF_ACK_NOW);
         return;
     }
@@ -252,18 +248,6 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 {
     struct tcp_layer *tl = TL(st);
     uint8_t fl = s->flags;
-    if (c->state == TERN_TCP_TIME_WAIT && (fl & TCP_SYN) && !(fl & TCP_ACK) &&
-        (seq_gt(s->seq, c->rcv_nxt) ||
-         ((c->flags & TF_TS) && (s->o.has & OPT_TS) &&
-          seq_gt(s->o.tsval, c->ts_recent)))) {
-        struct tcp_listener *l = listener_find(st, s->dport);
-        if (l) {                              /* RFC 6191-style reuse */
-            CTR(st, tcp_time_wait_reuse);
-            conn_free(st, c);
-            tcp_input_listen(st, s, l);
-            return;
-        }
-    }
     if (c->state == TERN_TCP_SYN_RECEIVED && (fl & TCP_SYN) &&
         !(fl & TCP_RST) && s->seq == c->irs) {
         /* the peer's SYN again: our SYN-ACK was lost, or (with an

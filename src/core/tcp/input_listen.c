@@ -126,8 +126,12 @@ static void cookie_ack(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
         return;
     }
     struct tern_conn *c = passive_conn(st, s, l, s->seq - 1, s->ack - 1);
-    if (!c)
+    if (!c) {
+        /* a valid handshake with no slot for it: refuse it in words the
+         * peer understands, never with silence (passive_conn counted) */
+        tcp_send_rst_reply(st, s);
         return;
+    }
     CTR(st, tcp_syn_cookies_ok);
     CTR(st, tcp_passive_opens);
     tcp_opts o;

@@ -75,7 +75,8 @@ uint16_t tcp_cookie_check(tern_stack *st, const tcp_seg *s, uint32_t cookie,
 static bool port_ok(tern_stack *st, uint32_t raddr, uint16_t rport,
                     uint16_t port)
 {
-    if (listener_find(st, port) || conn_lookup(st, raddr, rport, port))
+    if (listener_find(st, port) || conn_lookup(st, raddr, rport, port) ||
+        twr_lookup(st, raddr, rport, port) != TCP_NIL)
         return false;
     return rss_queue_of(&st->cfg, raddr, st->cfg.ip, rport, port) ==
            st->cfg.rss_queue || st->cfg.rss_queues <= 1;

@@ -901,6 +901,14 @@ static void raw_send(tern_stack *st, const tcp_seg *s, uint32_t seq,
     xmit_slow(st, tmpl, b, seq, flags, 0, 0);
 }
 
+void tcp_send_view(tern_stack *st, struct tern_conn *view, uint32_t seq,
+                   uint8_t flags)
+{
+    tern_buf *b = hdr_buf(st);
+    if (b)
+        xmit_slow(st, view, b, seq, flags, 0, 0);
+}
+
 void tcp_send_rst_reply(tern_stack *st, const tcp_seg *s)
 {
     struct tern_conn t;

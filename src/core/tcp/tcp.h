@@ -107,6 +107,7 @@ enum {
                                * bit for tcp_lone_ready and the prediction */
     TF_DSACK = 1u << 27,      /* a D-SACK block (dsack) waits for our next
                                * ACK (RFC 2883); set only with TF_SACK */
+    TF_BLOCKED = 1u << 29,    /* on the send wait list (api.c) */
 };
 
 /* ---- congestion control ---- */
@@ -190,6 +191,7 @@ struct tern_conn {
     struct tern_conn *pend_next; /* end-of-burst list (TF_PENDING) */
     uint32_t gen;             /* bumped when the slot is freed */
     uint32_t idx;
+    uint32_t blk_prev, blk_next; /* send wait list (TF_BLOCKED, api.c) */
 
     /* SACK scoreboard (sender side): ranges above snd_una, sorted */
     uint32_t sb[TCP_SB_MAX][2];
@@ -294,22 +296,6 @@ static inline void bq_set(tern_buf *b, uint32_t seq, uint32_t len,
     b->cb[1] = (uint64_t)(uint32_t)(data - b->head);
 }
 
-/* Drop the send queue's reference on q. A TSO frame (output.c) chains
- * queue buffers through `frag`; the driver's release of that frame walks
- * the chain but leaves the links in place. While another owner remains
- * (refs > 1, the frame is still in flight) the link is live and must not
- * be followed from here, so only our count drops; once we are the only
- * owner the link is stale and is cleared before the release. */
-static inline void sq_put(tern_stack *st, tern_buf *q)
-{
-    if (q->refs > 1) {
-        q->refs--;
-        return;
-    }
-    q->frag = NULL;
-    buf_release(st, q);
-}
-
 /* ---- timer wheel ---- */
 #define TW_BITS 11
 #define TW_SLOTS (1u << TW_BITS)
@@ -326,6 +312,24 @@ struct tcp_listener {
     uint16_t port;            /* 0 = free */
     void *user;
 };
+
+/* A connection in TIME_WAIT without its slot (time_wait.c): what is needed
+ * to answer the peer's last segments (RFC 9293 3.10.7.4) and to judge a
+ * new SYN for the same tuple (RFC 6191). 48 bytes against a conn's ~500. */
+typedef struct tcp_tw {
+    uint32_t raddr;
+    uint16_t rport, lport;    /* the key, in a conn's order */
+    uint32_t snd_nxt;         /* after our FIN */
+    uint32_t rcv_nxt;         /* after the peer's FIN */
+    uint32_t ts_recent;       /* the peer's last TSval */
+    uint32_t ts_off;          /* our TSval offset */
+    uint32_t hnext;           /* hash chain, or the free list */
+    uint32_t older, newer;    /* age list: expiry order */
+    uint8_t ts;               /* timestamps were in use */
+    uint8_t rcv_ws;
+    uint16_t pad_;
+    uint64_t expire;          /* ns */
+} tcp_tw;
 
 /* ---- the layer ---- */
 struct tcp_layer {
@@ -365,9 +369,33 @@ struct tcp_layer {
     /* behind the hot fields: only out-of-order data touches these */
     uint32_t ooo_bufs;        /* buffers in every conn's out-of-order queue */
     uint32_t ooo_bufs_max;    /* at most this many (cfg.ooo_max_bufs) */
+    /* the conns a send refused for the receive reserve put on the wait
+     * list (api.c), oldest first */
+    uint32_t blk_head, blk_tail;
+    /* TIME_WAIT records (time_wait.c) */
+    tcp_tw *tw;
+    uint32_t *tw_hash;
+    uint32_t tw_n, tw_used, tw_free;
+    uint32_t tw_oldest, tw_newest;
+    uint32_t tw_shift;
 };
 
 static inline struct tcp_layer *TL(tern_stack *st) { return st->tcp; }
+/* Drop the send queue's reference on q. A TSO frame (output.c) chains
+ * queue buffers through `frag`; the driver's release of that frame walks
+ * the chain but leaves the links in place. While another owner remains
+ * (refs > 1, the frame is still in flight) the link is live and must not
+ * be followed from here, so only our count drops; once we are the only
+ * owner the link is stale and is cleared before the release. */
+static inline void sq_put(tern_stack *st, tern_buf *q)
+{
+    if (q->refs > 1) {
+        q->refs--;
+        return;
+    }
+    q->frag = NULL;
+    buf_release(st, q);
+}
 static inline uint32_t conn_flight(const struct tern_conn *c)
 {
     return c->snd_nxt - c->snd_una;
@@ -508,7 +536,41 @@ static inline void tcp_arm_rto_lone(tern_stack *st, struct tern_conn *c)
 }
 /* Arm or disarm t_rtx to fit the state (RTO, persist, keepalive). */
 void tcp_rearm(tern_stack *st, struct tern_conn *c);
+/* The conn enters TIME_WAIT: the app is told it closed, an ACK leaves if
+ * one is owed, a TIME_WAIT record takes over and the slot is freed. */
 void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c);
+
+/* ---- time_wait.c ---- */
+void twr_mem(struct tcp_layer *tl, uint32_t n, carve *cv);
+/* Record c (its tuple, sequence and timestamp state) until now + the
+ * TIME_WAIT time; the oldest record is recycled when the table is full. */
+void twr_enter(tern_stack *st, const struct tern_conn *c);
+/* The record of a tuple, or TCP_NIL. */
+uint32_t twr_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
+                   uint16_t lport);
+/* A segment for the record i: answered per RFC 9293 (ACK, restart on a
+ * FIN, RST ends it), or a new SYN accepted per RFC 6191 (the record goes,
+ * the SYN goes on to the listener l, which may be NULL). */
+void twr_input(tern_stack *st, uint32_t i, tcp_seg *s, struct tcp_listener *l);
+/* Expire records due at now; returns the next expiry or TERN_NEVER. */
+uint64_t twr_poll(tern_stack *st, uint64_t now);
+/* Records held. */
+uint32_t twr_count(const struct tcp_layer *tl);
+/* Drop the record of a tuple a new active open takes, if any. */
+void twr_forget(tern_stack *st, uint32_t raddr, uint16_t rport, uint16_t lport);
+
+/* ---- api.c: the receive reserve ---- */
+/* Run cb.writable for the conns a refused send put on the wait list, while
+ * the pool holds more than the reserve (end of each burst, tern_poll). */
+void tcp_send_wake(tern_stack *st);
+static inline void tcp_send_wake_check(tern_stack *st)
+{
+    struct tcp_layer *tl = TL(st);
+    if (tl->blk_head != TCP_NIL)
+        tcp_send_wake(st);
+}
+/* Take c off the wait list (conn_free). */
+void tcp_send_unblock(struct tcp_layer *tl, struct tern_conn *c);
 
 /* ---- options.c ---- */
 /* Parse the options of a header of hlen bytes. false = malformed. */
@@ -622,6 +684,10 @@ void tcp_send_syn(tern_stack *st, struct tern_conn *c);
 void tcp_send_rst_conn(tern_stack *st, struct tern_conn *c);
 /* RST (or RST|ACK) in answer to a segment with no conn (RFC 9293 3.10.7.1). */
 void tcp_send_rst_reply(tern_stack *st, const tcp_seg *s);
+/* Send a control segment (no payload) from a conn view that has no table
+ * slot (a TIME_WAIT record's answer). */
+void tcp_send_view(tern_stack *st, struct tern_conn *view, uint32_t seq,
+                   uint8_t flags);
 /* Retransmit up to len bytes at seq (one segment, FIN included when it
  * follows); returns the sequence space sent, 0 if nothing left. */
 uint32_t tcp_retransmit(tern_stack *st, struct tern_conn *c, uint32_t seq,

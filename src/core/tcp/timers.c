@@ -121,16 +121,6 @@ void tcp_rearm(tern_stack *st, struct tern_conn *c)
     conn_timer_update(st, c);
 }
 
-void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c)
-{
-    conn_set_state(st, c, TERN_TCP_TIME_WAIT);
-    ooo_purge(st, c);
-    c->flags &= ~(uint32_t)TF_PERSIST;
-    c->t_rtx = st->now + TL(st)->time_wait_ns;
-    conn_timer_update(st, c);
-    conn_notify_closed(st, c, TERN_CLOSE_NORMAL);
-}
-
 static void give_up(tern_stack *st, struct tern_conn *c)
 {
     int reason = TERN_CLOSE_TIMEOUT;
