@@ -652,7 +652,10 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
  * than len bytes are taken (0 with no space). Keep the rest and send it
  * when cb.acked reports space again (tern_tcp_send_space says how much);
  * an echo that returns len from cb.recv after a short send loses bytes
- * (examples/core_echo.c keeps them). Outside callbacks each call builds
+ * (examples/core_echo.c keeps them). When the buffer pool is low
+ * (cfg.rx_reserve_bufs) the send is cut short or fails with
+ * -TERN_ENOBUFS: then cb.writable says when to retry (a connection with
+ * nothing in flight gets no cb.acked). Outside callbacks each call builds
  * its own segments; see tern_flush.
  */
 long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len);
