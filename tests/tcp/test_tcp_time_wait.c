@@ -162,6 +162,7 @@ static void syn_rfc6191(void **s)
     (void)s;
     peer p;
     close_first(&p, 40000);
+    uint32_t next = p.seq;        /* the record's rcv_nxt */
     /* an older timestamp: the old incarnation's ACK, no SYN-ACK */
     peer_init(&p, T);
     p.port = 40000;
@@ -176,6 +177,15 @@ static void syn_rfc6191(void **s)
     assert_int_equal(ctr()->tcp_time_wait_reuse, 0);
     assert_int_equal(tern_tcp_time_wait_count(T->st), 1);
     th_clear(T);
+    /* the same TSval (one tick later) and an ISN below the old rcv_nxt:
+     * no newer than the old connection */
+    p.seq = next - 10;
+    opt[7] = 0xf4;
+    opt[6] = 0x01;                /* TSval 500 */
+    peer_send_opts(&p, F_SYN, opt, sizeof opt, NULL, 0);
+    assert_true(tp_get(T, -1, &a));
+    assert_int_equal(a.flags, F_ACK);
+    th_clear(T);
     /* a newer one: a new connection */
     p.seq = 7;                    /* below the old rcv_nxt: TS decides */
     opt[7] = 0;
@@ -187,6 +197,23 @@ static void syn_rfc6191(void **s)
     assert_int_equal(ctr()->tcp_time_wait_reuse, 1);
     assert_int_equal(tern_tcp_time_wait_count(T->st), 0);
     th_clear(T);
+}
+
+/* The same TSval with a newer ISN is accepted (a client reconnecting
+ * from its port within one tick of its timestamp clock), as Linux does. */
+static void syn_same_ts_newer_isn(void **s)
+{
+    (void)s;
+    peer p;
+    close_first(&p, 40000);
+    uint32_t next = p.seq;
+    p.seq = next + 100000;
+    uint8_t opt[12] = {1, 1, 8, 10, 0, 0, 0x01, 0xf4, 0, 0, 0, 0};
+    peer_send_opts(&p, F_SYN, opt, sizeof opt, NULL, 0);
+    tpkt a;
+    assert_true(tp_get(T, -1, &a));
+    assert_int_equal(a.flags, F_SYN | F_ACK);
+    assert_int_equal(ctr()->tcp_time_wait_reuse, 1);
 }
 
 /* Without timestamps the ISN decides. */
@@ -379,6 +406,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(record_answers, setup, teardown),
         cmocka_unit_test_setup_teardown(syn_rfc6191, setup, teardown),
         cmocka_unit_test_setup_teardown(syn_rfc6191_isn, setup, teardown),
+        cmocka_unit_test_setup_teardown(syn_same_ts_newer_isn, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(full_table_recycles_oldest, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(expiry_and_restart, setup, teardown),

@@ -148,13 +148,17 @@ static void twr_ack(tern_stack *st, const tcp_tw *r)
 }
 
 /* RFC 6191: a SYN may open a new incarnation of the tuple when it is
- * newer than anything of the old one: a timestamp above the last one
- * seen when both sides use them, else an ISN above rcv_nxt. */
+ * newer than the old one: a timestamp above the last one seen, or an ISN
+ * above rcv_nxt. As Linux does, either will do unless the timestamp is
+ * older (PAWS): a client that reconnects from the same port within one
+ * tick of its timestamp clock sends the same TSval, with a new ISN. */
 static bool syn_acceptable(const tcp_tw *r, const tcp_seg *s)
 {
-    if (r->ts && (s->o.has & OPT_TS))
-        return seq_gt(s->o.tsval, r->ts_recent);
-    return seq_gt(s->seq, r->rcv_nxt);
+    bool ts = r->ts && (s->o.has & OPT_TS);
+    if (ts && seq_lt(s->o.tsval, r->ts_recent))
+        return false;
+    return seq_gt(s->seq, r->rcv_nxt) ||
+           (ts && seq_gt(s->o.tsval, r->ts_recent));
 }
 
 void twr_input(tern_stack *st, uint32_t i, tcp_seg *s, struct tcp_listener *l)
