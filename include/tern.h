@@ -389,19 +389,22 @@ typedef struct tern_config {
     uint32_t rcv_buf;         /* receive window bytes per conn, default 256 KiB */
     uint32_t snd_buf;         /* send queue bytes per conn, default 256 KiB */
     uint32_t rx_reserve_bufs; /* free pool buffers tern_tcp_send leaves to
-                                 input (0 = default: no way to turn it
-                                 off). Default: 1/8 of buf_ops.stack's cap
-                                 (the pool's buffers) when there is one, so
-                                 data queued for slow readers never takes
-                                 the buffers input needs (among them the
-                                 ACKs that free the queues); else none (the
-                                 stack cannot see the pool). Below twice
-                                 this the pool is under pressure: only
-                                 connections with less than 16 KiB queued
-                                 get buffers (a new request's answer goes
-                                 out while slow readers' queues wait), and
-                                 none below the reserve itself. A refused
-                                 send is cut short or fails
+                                 input, counted on buf_ops.stack: set it
+                                 (an eighth of the pool is a good value)
+                                 when that LIFO holds every free buffer of
+                                 the pool, so that data queued for slow
+                                 readers never takes the buffers input
+                                 needs (among them the ACKs that free the
+                                 queues). 0, the default: no reserve (for a
+                                 LIFO that is only a cache in front of the
+                                 pool, whose top says nothing of it; and
+                                 without buf_ops.stack).
+                                 Below twice the reserve the pool is under
+                                 pressure: only connections with less than
+                                 16 KiB queued get buffers (a new request's
+                                 answer goes out while slow readers' queues
+                                 wait), and none below the reserve itself.
+                                 A refused send is cut short or fails
                                  (-TERN_ENOBUFS, counted in
                                  tcp_send_rx_reserve) and cb.writable
                                  follows once the pool is out of pressure.

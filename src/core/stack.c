@@ -40,11 +40,6 @@ static void fill_defaults(tern_config *c)
     DEF(reasm_slots, 8);
     DEF(reasm_timeout_ms, 30000);
     DEF(rss_queues, 1);
-    /* an eighth of a pool the stack can see, left by sends to input,
-     * whose ACKs are what frees the send queues; 0 (the test never
-     * refuses) without one */
-    const tern_buf_stack *pool = c->buf_ops.stack;
-    DEF(rx_reserve_bufs, pool ? pool->cap / 8 : 0);
 #undef DEF
 }
 
@@ -104,8 +99,11 @@ tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
     tern_memset(mem, 0, size);
     tern_stack *st = mem;
     st->cfg = c;
-    if (!st->cfg.buf_ops.stack)
+    if (!st->cfg.buf_ops.stack) {
         st->cfg.buf_ops.stack = &st->no_lifo;
+        st->cfg.rx_reserve_bufs = 0;    /* nothing to count it on */
+    }
+    st->send_floor = 2 * st->cfg.rx_reserve_bufs;
     st->netmask = c.prefix_len ? ~0u << (32 - c.prefix_len) : 0;
     st->bcast = (c.ip & st->netmask) | ~st->netmask;
     st->icmp_tokens = c.icmp_rate_per_sec;

@@ -84,6 +84,9 @@ struct tern_stack {
     uint64_t reasm_next;      /* earliest expiry held; no scan before it */
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
+    /* free buffers below which the pool is under pressure for sends: twice
+     * cfg.rx_reserve_bufs (tcp/api.c) */
+    uint32_t send_floor;
     /* cfg.buf_ops.stack when the embedder gives none: empty, no room, no
      * span, so the inline pop and push always defer to the ops (and the
      * hot paths need no NULL test). */

@@ -128,6 +128,14 @@ static int ep_stack_init(rt_ep *ep, tern_config *cfg)
     return 0;
 }
 
+/* The stack's receive reserve (tern_config.rx_reserve_bufs) on a
+ * tern_pool, whose LIFO holds every free buffer: an eighth of the pool.
+ * A DPDK queue's LIFO is a cache in front of its mempool: none there. */
+static uint32_t rx_reserve(const tern_pool *pool)
+{
+    return pool ? tern_pool_count(pool) / 8 : 0;
+}
+
 static int mem_endpoints(rt_core *c)
 {
     rt *r = c->rt;
@@ -176,11 +184,13 @@ static int mem_endpoints(rt_core *c)
         cfg.tx = tern_memlink_tx;
         cfg.rx_burst = RT_BURST;    /* what rt_loop asks the link for */
         cfg.tx_ctx = tern_memlink_tx_ctx(c->ml, end);
+        cfg.rx_reserve_bufs = rx_reserve(ep->pool);
         if (ep_stack_init(ep, &cfg))
             return -1;
     }
     return 0;
 }
+
 
 /* A DPDK port that spreads flows by RSS: give the stack the port's key
  * and table, so active opens pick ports that come back to this queue. */
@@ -230,6 +240,12 @@ static int dev_endpoint(rt_core *c)
         rt_steer_configure(ep, &cfg);
     else
         dpdk_rss(ep, &cfg);
+    /* only where the stack sees the pool's own LIFO */
+#ifdef TERN_HAVE_DPDK
+    if (r->drv != &tern_driver_dpdk)
+#endif
+        if (cfg.buf_ops.stack)
+            cfg.rx_reserve_bufs = rx_reserve(ep->pool);
     return ep_stack_init(ep, &cfg);
 }
 

@@ -211,11 +211,11 @@ void tcp_send_unblock(struct tcp_layer *tl, struct tern_conn *c)
 }
 
 /* Whether any send may take a pool buffer: the pool's LIFO holds at least
- * twice the reserve (always so without a LIFO, where both are 0). Below
- * that the pool is under pressure (sq_low_room). */
+ * twice the reserve (send_floor; always so without a LIFO, where both are
+ * 0). Below that the pool is under pressure (sq_low_room). */
 static inline bool send_room_ok(const tern_stack *st)
 {
-    return st->cfg.buf_ops.stack->top >= 2 * st->cfg.rx_reserve_bufs;
+    return st->cfg.buf_ops.stack->top >= st->send_floor;
 }
 
 void tcp_send_wake(tern_stack *st)
