@@ -379,7 +379,7 @@ typedef struct tern_config {
     uint32_t arp_entries;     /* neighbor (ARP) cache size, default 64; at
                                  most half of it resolving at once */
     uint32_t arp_pending;     /* frames waiting for ARP, default 64; at most
-                                 half of them for one address */
+                                 3/4 of them for one address */
     uint32_t tx_burst;        /* frames per tx call, default 32 */
     uint32_t rx_burst;        /* frames per tern_input call the driver asks
                                  for, default 32: a call this long had more

@@ -4,9 +4,9 @@
  * An entry is
  *   INCOMPLETE  being resolved: a broadcast request at most once a second,
  *               3 in all, then it fails and its queued frames are dropped;
- *               at most half of cfg.arp_pending frames wait on it (a
- *               burst of connects to one peer fits, one address cannot
- *               take every slot);
+ *               at most 3/4 of cfg.arp_pending frames wait on it (a
+ *               burst to one new peer fits, one address cannot take
+ *               every slot);
  *   REACHABLE   answered within ARP_REACHABLE_NS;
  *   STALE       older: still used, and re-probed (unicast, 3 tries) when
  *               used; forgotten when nobody answers, or when nobody used
@@ -108,13 +108,15 @@ static void arp_drop_pending(tern_stack *st, struct arp_entry *e)
     }
 }
 
-/* Forget e: its frames are dropped, connections caching its MAC re-read. */
+/* Forget e: its frames are dropped, connections caching its MAC re-read
+ * (none can have read one nothing was sent to: an ARP flood of learned
+ * senders does not make every connection rebuild its template). */
 static void arp_forget(tern_stack *st, struct arp_entry *e)
 {
     arp_drop_pending(st, e);
     if (e->state == ARP_INCOMPLETE)
         st->arp_incomplete--;
-    else
+    else if (e->used)
         st->arp_gen++;
     tern_memset(e, 0, sizeof *e);
 }
@@ -282,7 +284,7 @@ static void arp_confirm(tern_stack *st, struct arp_entry *e, const uint8_t *mac)
     if (e->state == ARP_STATIC)
         return;                     /* the embedder's word stands */
     bool was_incomplete = e->state == ARP_INCOMPLETE;
-    if (!was_incomplete && tern_memcmp(e->mac, mac, 6) != 0)
+    if (!was_incomplete && e->used && tern_memcmp(e->mac, mac, 6) != 0)
         st->arp_gen++;              /* connections re-read their MAC */
     if (was_incomplete)
         st->arp_incomplete--;
@@ -419,11 +421,11 @@ const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until)
     return e->mac;
 }
 
-/* Queue b on e (at most half of cfg.arp_pending per address, all of it
+/* Queue b on e (at most 3/4 of cfg.arp_pending per address, all of it
  * in all; beyond that the new frame is dropped and counted). */
 static void arp_queue(tern_stack *st, struct arp_entry *e, tern_buf *b)
 {
-    uint32_t n = st->cfg.arp_pending, per = n > 1 ? n / 2 : 1;
+    uint32_t n = st->cfg.arp_pending, per = n - n / 4;
     if (e->nq >= per || st->arp_nwait >= n) {
         CTR(st, arp_pending_full);
         tern_buf_release(st, b);
