@@ -249,6 +249,18 @@ class Plots(unittest.TestCase):
         plt.close(fig)
         self.assertIsNone(plots.plot_loss(plt, {"points": []}))
 
+    def test_loss_runs_become_series(self):
+        from bench import plots
+        runs = [{"stack": "tern-afxdp", "cc": "cubic", "direction": "send", "loss": 1,
+                 "gbps": g} for g in (1.0, 3.0, 2.0)]
+        runs += [{"stack": "linux", "cc": "cubic", "direction": "recv", "loss": 1, "gbps": 5.0},
+                 {"stack": "linux", "cc": "cubic", "direction": "recv", "loss": 2,
+                  "gbps": 0.0, "error": "client rc 1"}]
+        pts = plots.loss_points({"runs": runs})["points"]
+        self.assertEqual([(p["stack"], p["loss"]) for p in pts],
+                         [("linux cubic recv", 0.01), ("tern-afxdp send", 0.01)])
+        self.assertEqual(pts[1]["gbps"], {"median": 2.0, "min": 1.0, "max": 3.0})
+
 
 class Flags(unittest.TestCase):
     def run_cli(self, *argv):

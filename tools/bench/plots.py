@@ -7,8 +7,8 @@
                 bars beside the application's data path
   latency.png   echo latency p50 / p99 / p99.9 per stack (1 core, busy)
   poll.png      busy polling against blocking: requests/s and CPU per request
-  loss.png      throughput against loss rate, from a loss measurement's
-                JSON (plot_loss; the bench draws it when given one)
+  loss.png      throughput against loss rate: plot_loss, from the JSON of
+                `tern bench loss` (python3 plots.py --loss LOSS.json OUT.png)
 
 Needs matplotlib. Run as a script so the harness can use whichever Python
 has it:  python3 plots.py RESULT.json OUTDIR   (prints the files written)."""
@@ -20,7 +20,7 @@ import sys
 # purple, peers in orange and green, the kernel in vermilion and grey.
 COLORS = {"tern-mem": "#0072B2", "smoltcp-mem": "#E69F00", "lwip-mem": "#009E73",
           "tern-afxdp": "#56B4E9", "tern-afpacket": "#CC79A7", "kern-veth": "#D55E00",
-          "kern-lo": "#999999"}
+          "kern-lo": "#999999", "linux": "#D55E00"}
 ORDER = ["tern-mem", "smoltcp-mem", "lwip-mem", "tern-afxdp", "tern-afpacket", "kern-veth",
          "kern-lo"]
 KIND_ORDER = ["in-memory", "real-path", "loopback"]
@@ -252,9 +252,30 @@ def plot_poll(plt, doc, rr):
     return fig
 
 
+def loss_points(loss_doc):
+    """The runs of `tern bench loss` (loss.py: {"runs": [{stack, cc,
+    direction, loss in %, gbps, ...}]}) as plot_loss's points: one series
+    per stack, direction and (Linux) congestion control, the median and
+    spread of its runs at each loss rate. Failed runs are left out."""
+    from statistics import median
+    series = {}
+    for r in loss_doc.get("runs", []):
+        if r.get("error") or r.get("gbps") is None or r.get("loss") is None:
+            continue
+        name = "%s %s" % (r["stack"] if r["stack"].startswith("tern") else
+                          "linux " + r.get("cc", ""), r["direction"])
+        series.setdefault((name, r["loss"]), []).append(r["gbps"])
+    return {"points": [{"stack": name, "loss": pct / 100.0,
+                        "gbps": {"median": median(v), "min": min(v), "max": max(v)}}
+                       for (name, pct), v in sorted(series.items())]}
+
+
 def plot_loss(plt, loss_doc, subtitle=""):
     """Throughput against loss: loss_doc["points"] = [{"stack", "loss" (0..1),
-    "gbps" or "rps" summary {median, min, max}}]; one line per stack."""
+    "gbps" or "rps" summary {median, min, max}}] (or the runs of `tern bench
+    loss`, converted by loss_points); one line per stack."""
+    if "runs" in loss_doc and "points" not in loss_doc:
+        loss_doc = loss_points(loss_doc)
     pts = [p for p in loss_doc.get("points", []) if p.get("loss") is not None]
     metric = "gbps" if any("gbps" in p for p in pts) else "rps"
     stacks = [s for s in ORDER if any(p["stack"] == s for p in pts)] + \
@@ -270,7 +291,8 @@ def plot_loss(plt, loss_doc, subtitle=""):
         lo = [m - p[metric]["min"] for p, m in zip(sp, med)]
         hi = [p[metric]["max"] - m for p, m in zip(sp, med)]
         ax.errorbar(xs, med, yerr=[lo, hi], marker="o", capsize=3, label=st,
-                    color=COLORS.get(st))
+                    color=COLORS.get(st.split(" ")[0]),
+                    linestyle="--" if st.endswith(" recv") else "-")
     ax.set_xlabel("frames lost, %")
     ax.set_ylabel("Gbit/s" if metric == "gbps" else "requests/s")
     ax.yaxis.set_major_formatter(mt.EngFormatter())
@@ -319,8 +341,23 @@ def plot_all(doc, outdir):
 
 
 def main(argv):
+    if len(argv) == 3 and argv[0] == "--loss":
+        # the JSON of `tern bench loss` -> one PNG
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        with open(argv[1]) as f:
+            doc = json.load(f)
+        fig = plot_loss(plt, doc, "commit %s; load %s; median and min-max of the runs" % (
+            (doc.get("commit") or "?")[:8], doc.get("loadavg_start")))
+        if fig is None:
+            sys.stderr.write("plots.py: no completed runs in %s\n" % argv[1])
+            return 1
+        fig.savefig(argv[2], dpi=110)
+        print("%s\tthroughput under loss" % argv[2])
+        return 0
     if len(argv) != 2:
-        sys.stderr.write("usage: plots.py RESULT.json OUTDIR\n")
+        sys.stderr.write("usage: plots.py RESULT.json OUTDIR | plots.py --loss LOSS.json OUT.png\n")
         return 2
     with open(argv[0]) as f:
         doc = json.load(f)
