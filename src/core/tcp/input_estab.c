@@ -44,26 +44,40 @@ static void reset_conn(tern_stack *st, struct tern_conn *c)
     }
 }
 
-/* SYN_RECEIVED + acceptable ACK. false: the conn is gone. */
-static bool establish_passive(tern_stack *st, struct tern_conn *c,
-                              const tcp_seg *s)
+/* The handshake's end, the same for both sides: the ACK s of our SYN
+ * acknowledges up to una and offers wnd bytes (already scaled as the
+ * state calls for); timed: rtt_at holds when our SYN left. Samples the
+ * RTT of the handshake, stops the SYN timer and moves to ESTABLISHED, or
+ * on to FIN_WAIT_1 if the app shut the connection down meanwhile. */
+void tcp_establish(tern_stack *st, struct tern_conn *c, const tcp_seg *s,
+                   uint32_t una, uint32_t wnd, bool timed)
 {
-    c->snd_una = c->iss + 1;                /* our SYN is acked */
-    c->snd_wnd = s->wnd << c->snd_ws;
-    c->max_sndwnd = c->snd_wnd;
+    c->snd_una = una;
+    c->snd_wnd = wnd;
+    c->max_sndwnd = wnd;
     c->snd_wl1 = s->seq;
     c->snd_wl2 = s->ack;
     if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && s->o.tsecr)
-        rtt_sample(st, c, (ts_now(st->now) + c->ts_off - s->o.tsecr) * 1049u);
-    else if (c->syn_tries == 0 && c->rtt_at)
+        rtt_sample(st, c,
+                   (ts_now(st->now) + c->ts_off - s->o.tsecr) * TS_TICK_US);
+    else if (c->syn_tries == 0 && timed)
         rtt_sample(st, c, (uint32_t)((st->now - c->rtt_at) / 1000));
     c->backoff = 0;
     c->t_rtx = TERN_NEVER;
     conn_set_state(st, c, TERN_TCP_ESTABLISHED);
     c->flags |= TF_WAS_EST;
-    if (c->flags & TF_FIN_QUEUED)            /* shut down during handshake */
+    if (c->flags & TF_FIN_QUEUED)
         conn_set_state(st, c, TERN_TCP_FIN_WAIT_1);
     CTR(st, tcp_conns_established);
+}
+
+/* SYN_RECEIVED + acceptable ACK. false: the conn is gone. */
+static bool establish_passive(tern_stack *st, struct tern_conn *c,
+                              const tcp_seg *s)
+{
+    /* a SYN-ACK sent from a cookie was never timed */
+    tcp_establish(st, c, s, c->iss + 1, (uint32_t)s->wnd << c->snd_ws,
+                  c->rtt_at != 0);
     if (c->flags & TF_APP) {                /* simultaneous open */
         uint32_t gen = c->gen;
         if (st->cfg.cb.connected)

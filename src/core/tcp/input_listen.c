@@ -182,22 +182,7 @@ void tcp_input_listen(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
 static void established_active(tern_stack *st, struct tern_conn *c,
                                tcp_seg *s)
 {
-    c->snd_una = s->ack;
-    c->snd_wnd = s->wnd;                  /* never scaled in a SYN */
-    c->max_sndwnd = c->snd_wnd;
-    c->snd_wl1 = s->seq;
-    c->snd_wl2 = s->ack;
-    if ((c->flags & TF_TS) && s->o.tsecr)
-        rtt_sample(st, c, (ts_now(st->now) + c->ts_off - s->o.tsecr) * 1049u);
-    else if (c->syn_tries == 0)
-        rtt_sample(st, c, (uint32_t)((st->now - c->rtt_at) / 1000));
-    c->backoff = 0;
-    c->t_rtx = TERN_NEVER;
-    conn_set_state(st, c, TERN_TCP_ESTABLISHED);
-    c->flags |= TF_WAS_EST;
-    if (c->flags & TF_FIN_QUEUED)            /* shut down during handshake */
-        conn_set_state(st, c, TERN_TCP_FIN_WAIT_1);
-    CTR(st, tcp_conns_established);
+    tcp_establish(st, c, s, s->ack, s->wnd, true);  /* never scaled in a SYN */
     conn_pend(st, c, TF_ACK_NOW | TF_OUTPUT);
     uint32_t gen = c->gen;
     if (st->cfg.cb.connected)

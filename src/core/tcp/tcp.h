@@ -401,7 +401,8 @@ static inline uint32_t conn_flight(const struct tern_conn *c)
     return c->snd_nxt - c->snd_una;
 }
 static inline uint64_t ms_ns(uint64_t ms) { return ms * TERN_NS_PER_MS; }
-/* TSval clock: ~1 ms ticks of 2^20 ns. */
+/* TSval clock: ~1 ms ticks of 2^20 ns (1,048.576 us, rounded up). */
+#define TS_TICK_US 1049u
 static inline uint32_t ts_now(uint64_t now) { return (uint32_t)(now >> 20); }
 
 /* ---- conn_table.c ---- */
@@ -841,6 +842,11 @@ void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una);
 void tcp_input_listen(tern_stack *st, tcp_seg *s, struct tcp_listener *l);
 void tcp_input_syn_sent(tern_stack *st, struct tern_conn *c, tcp_seg *s);
 void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s);
+/* Both handshakes end here (input_estab.c): s acknowledges our SYN up to
+ * una and offers wnd bytes, scaled as the state calls for; timed: rtt_at
+ * holds when our SYN left. */
+void tcp_establish(tern_stack *st, struct tern_conn *c, const tcp_seg *s,
+                   uint32_t una, uint32_t wnd, bool timed);
 /* Negotiated parameters from a SYN's options. */
 void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c,
                         const tcp_opts *o);
@@ -882,7 +888,7 @@ static inline uint32_t rtt_of_ack(tern_stack *st, struct tern_conn *c,
     if (ts && tsecr) {
         uint32_t ticks = ts_now(st->now) + c->ts_off - tsecr;
         if (ticks < (1u << 22))
-            return ticks * 1049u + 1;
+            return ticks * TS_TICK_US + 1;
         return 0;
     }
     if ((c->flags & TF_RTT_TIMING) && seq_ge(ack, c->rtt_seq)) {
