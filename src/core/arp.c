@@ -73,7 +73,7 @@ void arp_mem(tern_stack *st, const tern_config *cfg, carve *c)
 
 static uint32_t arp_slot(uint32_t ip)
 {
-    return (ip * 2654435761u) >> 16;   /* multiplicative hash; masked later */
+    return (ip * HASH_MUL32) >> 16;   /* multiplicative hash; masked later */
 }
 
 static bool resolved(const struct arp_entry *e)

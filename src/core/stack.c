@@ -6,7 +6,7 @@ void tern_config_defaults(tern_config *cfg)
 {
     tern_memset(cfg, 0, sizeof *cfg);
     cfg->prefix_len = 24;
-    cfg->mtu = 1500;
+    cfg->mtu = DEF_MTU;
     cfg->cc = TERN_CC_CUBIC;
 }
 
@@ -14,7 +14,7 @@ void tern_config_defaults(tern_config *cfg)
 static void fill_defaults(tern_config *c)
 {
 #define DEF(field, value) if (!c->field) c->field = (value)
-    DEF(mtu, 1500);
+    DEF(mtu, DEF_MTU);
     DEF(max_conns, 1024);
     DEF(max_listeners, 16);
     DEF(max_half_open, 256);
@@ -24,18 +24,19 @@ static void fill_defaults(tern_config *c)
     DEF(arp_pending, 64);
     DEF(tx_burst, 32);
     DEF(rx_burst, 32);
-    DEF(rcv_buf, 256u * 1024);
-    DEF(snd_buf, 256u * 1024);
+    DEF(rcv_buf, DEF_SOCK_BUF);
+    DEF(snd_buf, DEF_SOCK_BUF);
     /* room for a whole window of out-of-order segments, or a loss makes
      * the peer resend most of the window */
-    DEF(ooo_max_segs, c->rcv_buf / 1024 > 64 ? c->rcv_buf / 1024 : 64);
-    DEF(time_wait_ms, 60000);
-    DEF(rto_min_ms, 200);
-    DEF(rto_max_ms, 60000);
-    DEF(rto_initial_ms, 1000);
-    DEF(max_retries, 8);
-    DEF(syn_retries, 5);
-    DEF(delack_ms, 40);
+    DEF(ooo_max_segs, c->rcv_buf / 1024 > DEF_OOO_SEGS ? c->rcv_buf / 1024
+                                                       : DEF_OOO_SEGS);
+    DEF(time_wait_ms, DEF_TIME_WAIT_MS);
+    DEF(rto_min_ms, DEF_RTO_MIN_MS);
+    DEF(rto_max_ms, DEF_RTO_MAX_MS);
+    DEF(rto_initial_ms, DEF_RTO_INITIAL_MS);
+    DEF(max_retries, DEF_MAX_RETRIES);
+    DEF(syn_retries, DEF_SYN_RETRIES);
+    DEF(delack_ms, DEF_DELACK_MS);
     DEF(icmp_rate_per_sec, 100);
     DEF(reasm_slots, 8);
     DEF(reasm_timeout_ms, 30000);

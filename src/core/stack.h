@@ -20,6 +20,21 @@
 #define IP4_MIN_PMTU 552
 
 #define CTR(st, name) ((st)->ctr.name++)
+
+/* Defaults for the config's zero fields (tern.h documents each field);
+ * named here because the TCP layer falls back to the same values. */
+#define DEF_MTU 1500
+#define DEF_SOCK_BUF (256u * 1024)    /* rcv_buf and snd_buf */
+#define DEF_OOO_SEGS 64
+#define DEF_TIME_WAIT_MS 60000        /* 2 MSL */
+#define DEF_RTO_MIN_MS 200            /* Linux's; RFC 6298 says 1 s */
+#define DEF_RTO_MAX_MS 60000
+#define DEF_RTO_INITIAL_MS 1000       /* RFC 6298 2.1 */
+#define DEF_MAX_RETRIES 8
+#define DEF_SYN_RETRIES 5
+#define DEF_DELACK_MS 40
+/* Knuth's multiplicative hash constant, 2^32 / golden ratio. */
+#define HASH_MUL32 2654435761u
 #define IP_ID_BUCKETS 64
 
 /* Ones'-complement sum of a 20-byte IPv4 header as five 32-bit words,

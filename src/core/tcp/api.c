@@ -91,7 +91,7 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
     c->snd_una = c->snd_nxt = c->snd_max = c->iss;
     c->sq_end = c->iss + 1;
     c->recover = c->iss;
-    c->ts_off = c->iss * 2654435761u;
+    c->ts_off = c->iss * HASH_MUL32;
     c->rcv_mss = tl->our_mss;
     conn_set_state(st, c, TERN_TCP_SYN_SENT);
     CTR(st, tcp_active_opens);

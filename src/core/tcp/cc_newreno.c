@@ -7,8 +7,9 @@
 void cc_initial_window(struct tern_conn *c)
 {
     /* RFC 6928: min(10 * MSS, max(2 * MSS, 14600)) */
+    enum { IW_BYTES = 14600 };
     uint32_t mss = c->mss;
-    uint32_t iw = 14600 > 2 * mss ? 14600 : 2 * mss;
+    uint32_t iw = IW_BYTES > 2 * mss ? IW_BYTES : 2 * mss;
     c->cwnd = iw < 10 * mss ? iw : 10 * mss;
     c->ssthresh = CC_SSTHRESH_INF;
     c->cc.acc = 0;

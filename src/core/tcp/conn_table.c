@@ -13,13 +13,13 @@ static uint32_t pow2_at_least(uint32_t n)
 
 static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
 {
-    tl->rcv_buf = cfg->rcv_buf ? cfg->rcv_buf : 256u * 1024;
+    tl->rcv_buf = cfg->rcv_buf ? cfg->rcv_buf : DEF_SOCK_BUF;
     if (tl->rcv_buf > (1u << 30))
         tl->rcv_buf = 1u << 30;
     if (tl->rcv_buf < 1024)
         tl->rcv_buf = 1024;
-    tl->snd_buf = cfg->snd_buf ? cfg->snd_buf : 256u * 1024;
-    tl->ooo_max = cfg->ooo_max_segs ? cfg->ooo_max_segs : 64;
+    tl->snd_buf = cfg->snd_buf ? cfg->snd_buf : DEF_SOCK_BUF;
+    tl->ooo_max = cfg->ooo_max_segs ? cfg->ooo_max_segs : DEF_OOO_SEGS;
     /* half of a pool the stack can see, so the segment that fills a gap
      * always finds a buffer */
     const tern_buf_stack *pool = cfg->buf_ops.stack;
@@ -27,20 +27,22 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->ooo_bufs_max = cfg->ooo_max_bufs   ? cfg->ooo_max_bufs
                        : pool && pool->cap ? pool->cap / 2
                                            : UINT32_MAX;
-    tl->rto_min_ms = cfg->rto_min_ms ? cfg->rto_min_ms : 200;
-    tl->rto_max_ms = cfg->rto_max_ms ? cfg->rto_max_ms : 60000;
-    tl->rto_init_ms = cfg->rto_initial_ms ? cfg->rto_initial_ms : 1000;
+    tl->rto_min_ms = cfg->rto_min_ms ? cfg->rto_min_ms : DEF_RTO_MIN_MS;
+    tl->rto_max_ms = cfg->rto_max_ms ? cfg->rto_max_ms : DEF_RTO_MAX_MS;
+    tl->rto_init_ms = cfg->rto_initial_ms ? cfg->rto_initial_ms
+                                         : DEF_RTO_INITIAL_MS;
     if (tl->rto_init_ms > tl->rto_max_ms)       /* as every later RTO */
         tl->rto_init_ms = tl->rto_max_ms;
     tl->rto_floor_us = (uint64_t)tl->rto_min_ms * 1000;
     tl->rto_floor_ms = tl->rto_min_ms < tl->rto_max_ms ? tl->rto_min_ms
                                                         : tl->rto_max_ms;
-    tl->max_retries = cfg->max_retries ? cfg->max_retries : 8;
-    tl->syn_retries = cfg->syn_retries ? cfg->syn_retries : 5;
-    tl->delack_ns = ms_ns(cfg->delack_ms ? cfg->delack_ms : 40);
+    tl->max_retries = cfg->max_retries ? cfg->max_retries : DEF_MAX_RETRIES;
+    tl->syn_retries = cfg->syn_retries ? cfg->syn_retries : DEF_SYN_RETRIES;
+    tl->delack_ns = ms_ns(cfg->delack_ms ? cfg->delack_ms : DEF_DELACK_MS);
     tl->keepalive_ns = ms_ns(cfg->keepalive_ms);
-    tl->time_wait_ns = ms_ns(cfg->time_wait_ms ? cfg->time_wait_ms : 60000);
-    uint32_t mtu = cfg->mtu ? cfg->mtu : 1500;
+    tl->time_wait_ns = ms_ns(cfg->time_wait_ms ? cfg->time_wait_ms
+                                            : DEF_TIME_WAIT_MS);
+    uint32_t mtu = cfg->mtu ? cfg->mtu : DEF_MTU;
     tl->our_mss = (uint16_t)(mtu - IP4_HDR_LEN - TCP_HDR_LEN);
     tl->sack = !cfg->no_sack;
     tl->ts = !cfg->no_timestamps;
