@@ -405,10 +405,9 @@ class Loss(Base):
         cls.hosts.loss(cls.PERCENT)
 
     def loss_note(self):
-        return ("\nKNOWN ISSUE: tern's TCP recovers slowly from loss (the "
-                "RTO can back off towards rto_max); being fixed in "
-                "src/core. Linux moves the same 100 MiB over this path in "
-                "~3 s.")
+        return ("\nUnder loss: compare the RTO and recovery counters above "
+                "with `tools/tern bench loss` on this host (docs/tcp.md, "
+                "Loss recovery).")
 
     def test_01_bulk_linux_to_tern_loss(self):
         rep = self.bulk_linux_to_tern(LOSS_BOUND_S)
