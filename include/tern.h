@@ -796,7 +796,7 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(ip_drop_hdr_len) X(ip_drop_total_len) X(ip_drop_csum)                \
     X(ip_drop_not_ours) X(ip_drop_bad_src) X(ip_drop_options)              \
     X(ip_drop_fragment) X(ip_drop_proto) X(ip_drop_no_route)               \
-    X(ip_drop_ttl)                                                          \
+    X(ip_drop_ttl) X(ip_drop_too_big)                                       \
     /* IPv4 reassembly */                                                   \
     X(ip_frag_in) X(ip_reasm_ok) X(ip_drop_frag_bad) X(ip_drop_frag_overlap)\
     X(ip_drop_frag_dup) X(ip_drop_frag_too_big) X(ip_frag_timeout)         \

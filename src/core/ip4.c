@@ -157,6 +157,7 @@ int ip4_output_id(tern_stack *st, tern_buf *b, uint32_t src, uint32_t dst,
     bool tso = b->flags & TERN_BUF_TX_TSO;
     bool frag = (total > st->cfg.mtu && !tso) || chain;
     if ((frag && proto == IP_PROTO_TCP) || total > 0xffff) {
+        CTR(st, ip_drop_too_big);    /* TCP keeps DF: never fragmented */
         tern_buf_release(st, b);
         return -TERN_EMSGSIZE;
     }

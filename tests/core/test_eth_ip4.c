@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "th.h"
+#include "stack.h"   /* ip4_output */
 
 #define C(t) tern_get_counters((t)->st)
 
@@ -212,6 +213,23 @@ static void test_unknown_protocol(void **state)
  * with one, frames go to the gateway's MAC. */
 static void gw_cfg(tern_config *c) { c->gateway = TERN_IP4(198, 18, 0, 254); }
 
+/* A TCP segment over the MTU is never fragmented (TCP sets DF): it is
+ * refused, and the drop is counted, not silent. */
+static void test_tcp_over_mtu_counted(void **state)
+{
+    (void)state;
+    th *t = th_new(NULL);
+    tern_buf *b = tern_buf_alloc(t->st);
+    assert_non_null(b);
+    memset(b->data, 0, 1481);
+    b->len = 1481;                      /* + 20 B of IP header = MTU + 1 */
+    assert_int_equal(ip4_output(t->st, b, 0, TH_PEER_IP, IP_PROTO_TCP, 0),
+                     -TERN_EMSGSIZE);
+    assert_int_equal(C(t)->ip_drop_too_big, 1);
+    assert_int_equal(C(t)->ip_out, 0);
+    assert_int_equal(th_free(t), 0);
+}
+
 static void test_routing(void **state)
 {
     (void)state;
@@ -245,6 +263,7 @@ int main(void)
         cmocka_unit_test(test_ethernet_padding),
         cmocka_unit_test(test_unknown_protocol),
         cmocka_unit_test(test_routing),
+        cmocka_unit_test(test_tcp_over_mtu_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
