@@ -1,14 +1,17 @@
 #!/bin/sh
 # netns.sh - throw-away test hosts for tern: network namespaces joined by a
-# veth pair (or a tap device), in 198.18.0.0/15.
+# veth pair (or a tap device), in 198.18.0.0/15 and 2001:db8::/32.
 #
 #   netns.sh up [--env FILE] [--prefix P] [--tap] [--wire] [--mtu N]
 #               [--queues N]
 #       Create the hosts and print shell-sourceable variables (also written to
 #       FILE with --env):
 #         NS_K IF_K IP_K MAC_K   the kernel side "k" (198.18.0.1/24)
+#         IP6_K                  its IPv6 address (2001:db8::1/64, nodad)
 #         NS_T IF_T IP_T MAC_T   the tern side "t": no address on IF_T, tern
 #                                owns IP_T (198.18.0.2) itself
+#         IP6_T                  tern's IPv6 address (2001:db8::2)
+#         PREFIX6_LEN            64
 #         NS_W WIF_K WIF_T       the wire (with --wire, else empty)
 #         TERN_NETNS_PREFIX PREFIX_LEN MTU QUEUES MODE (veth|tap)
 #       veth mode: NS_K=<P>-k and NS_T=<P>-t, IF_K/IF_T a veth pair.
@@ -22,11 +25,16 @@
 #       --queues N: N rx/tx queues on the veths (multi-queue AF_XDP and
 #                  fanout tests; default 1).
 #       On every interface: checksum/TSO/GSO/GRO offloads off (so a user
-#       space stack sees complete checksums and MTU sized frames), IPv6 off.
+#       space stack sees complete checksums and MTU sized frames). IPv6 is
+#       on only on IF_K (the Linux peer, no DAD); everywhere else the
+#       kernel's IPv6 is off (disable_ipv6=1), so on IF_T the kernel never
+#       answers NDP for tern's MAC-derived link-local address, while
+#       AF_PACKET/AF_XDP/tap still carry IPv6 frames to tern.
 #   netns.sh down [--env FILE | --prefix P]   remove everything (idempotent)
 #   netns.sh exec k|t CMD...                  run CMD in NS_K or NS_T
 #   netns.sh loss P [in|out|both]             drop P% of frames with nftables
 #       (numgen random mod 100 < P; out = kernel -> tern); P=0 removes it.
+#       Every frame counts, IPv4, IPv6 and ARP/NDP alike.
 #       With --wire hosts, on the bridge; else on IF_K (netdev ingress and
 #       egress hooks: egress drops are seen by the kernel as local drops).
 #   netns.sh run [up options] -- CMD...       up, run CMD with the variables
@@ -54,6 +62,9 @@ TAP=0
 MTU_ARG=1500
 QUEUES=1
 WIRE=0
+IP6_K=2001:db8::1
+IP6_T=2001:db8::2
+PREFIX6_LEN=64
 
 parse_common() {
     # Sets ARGS_LEFT to the index of the first unparsed argument.
@@ -102,6 +113,16 @@ ipv6_off() {
     nsx "$ns" sysctl -qw "net.ipv6.conf.$ifc.disable_ipv6=1" >/dev/null 2>&1 || true
 }
 
+# The Linux peer's IPv6: on, no DAD (the address is usable at once, and the
+# link-local one too), the documentation prefix.
+ipv6_peer() { # ipv6_peer NS IF
+    nsx "$1" sysctl -qw "net.ipv6.conf.$2.accept_dad=0" >/dev/null 2>&1 || true
+    nsx "$1" sysctl -qw "net.ipv6.conf.$2.disable_ipv6=0" >/dev/null 2>&1 ||
+        die "cannot enable IPv6 on $2 (is IPv6 compiled in?)"
+    nsx "$1" ip -6 addr add "$IP6_K/$PREFIX6_LEN" dev "$2" nodad ||
+        die "cannot add $IP6_K to $2"
+}
+
 mac_of() { nsx "$1" cat "/sys/class/net/$2/address"; }
 
 emit_env() {
@@ -115,6 +136,9 @@ IF_T='$IF_T'
 IP_K='198.18.0.1'
 IP_T='198.18.0.2'
 PREFIX_LEN='24'
+IP6_K='$IP6_K'
+IP6_T='$IP6_T'
+PREFIX6_LEN='$PREFIX6_LEN'
 MAC_K='$MAC_K'
 MAC_T='$MAC_T'
 MTU='$MTU_ARG'
@@ -122,7 +146,7 @@ QUEUES='$QUEUES'
 NS_W='$NS_W'
 WIF_K='$WIF_K'
 WIF_T='$WIF_T'
-export TERN_NETNS_PREFIX MODE NS_K NS_T IF_K IF_T IP_K IP_T PREFIX_LEN MAC_K MAC_T MTU QUEUES NS_W WIF_K WIF_T
+export TERN_NETNS_PREFIX MODE NS_K NS_T IF_K IF_T IP_K IP_T PREFIX_LEN IP6_K IP6_T PREFIX6_LEN MAC_K MAC_T MTU QUEUES NS_W WIF_K WIF_T
 EOF
 }
 
@@ -216,6 +240,7 @@ do_up() {
     [ "$WIRE" = 1 ] && nsx "$NS_W" ip link set "$br" up
     port_setup "$NS_K" "$IF_K"
     nsx "$NS_K" ip addr add 198.18.0.1/24 dev "$IF_K"
+    ipv6_peer "$NS_K" "$IF_K"
     MAC_K=$(mac_of "$NS_K" "$IF_K")
     trap - EXIT
     if [ -n "$ENV_FILE" ]; then

@@ -4,28 +4,26 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "parse.h"
 
-static bool p_hostport(const char *v, void *dst, char *err, size_t n)
+static bool p_endpoint(const char *v, void *dst, char *err, size_t n)
 {
-    uint32_t ip;
-    uint16_t port;
-    if (!parse_hostport(v, &ip, &port)) {
-        snprintf(err, n, "expected A.B.C.D:PORT");
+    endpoint e;
+    if (!ep_parse(v, &e, err, n))
         return false;
-    }
     *(const char **)dst = v;
     return true;
 }
 
 /* Resolve --server / --client into a mode (after parsing). */
 static int mode_of(const common_opts *co, bool server, const char *client,
-                   uint32_t *ip, uint16_t *port)
+                   endpoint *peer)
 {
+    char err[160];
     if (server && client)
         opts_fail(co, "--server and --client exclude each other");
     if (client) {
-        parse_hostport(client, ip, port);
+        if (!ep_parse(client, peer, err, sizeof err))
+            opts_fail(co, "--client: %s", err);
         return MODE_CLIENT;
     }
     if (server)
@@ -54,7 +52,8 @@ void echo_opts_parse(common_opts *co, echo_opts *eo, int argc, char **argv)
     const opt_def tab[] = {
         OPT("server", OT_FLAG, &eo->server, NULL, "serve: echo every byte back"),
         OPT("client", OT_CUSTOM, &eo->client, "HOST:PORT",
-         "generate load against a server", .parse = p_hostport),
+         "generate load against a server (IPv6: [ADDR]:PORT)",
+         .parse = p_endpoint),
         OPT("port", OT_UINT, &eo->port, "P",
          "server port (default 7007; both ends in-process: any free)",
          .min = 1, .max = 65535),
@@ -79,8 +78,7 @@ void echo_opts_parse(common_opts *co, echo_opts *eo, int argc, char **argv)
         "flight. Prints requests/s and latency percentiles. With neither\n"
         "--server nor --client both ends run in this process.";
     opts_parse(co, tab, usage, argc, argv);
-    eo->mode = mode_of(co, eo->server, eo->client, &eo->peer_ip,
-                       &eo->peer_port);
+    eo->mode = mode_of(co, eo->server, eo->client, &eo->peer);
     mem_needs_both(co, eo->mode);
     if (!dur_seen)
         eo->duration = eo->requests ? 0 : 10;
@@ -99,7 +97,8 @@ void bulk_opts_parse(common_opts *co, bulk_opts *bo, int argc, char **argv)
         OPT("server", OT_FLAG, &bo->server, NULL,
          "receive streams (from nc, Python, a bulk client) and verify them"),
         OPT("client", OT_CUSTOM, &bo->client, "HOST:PORT",
-         "send --bytes to a server", .parse = p_hostport),
+         "send --bytes to a server (IPv6: [ADDR]:PORT)",
+         .parse = p_endpoint),
         OPT("port", OT_UINT, &bo->port, "P", "server port (default 5001)",
          .min = 1, .max = 65535, .seen = &bo->port_seen),
         OPT("bytes", OT_SIZE, &bo->bytes, "N",
@@ -129,8 +128,7 @@ void bulk_opts_parse(common_opts *co, bulk_opts *bo, int argc, char **argv)
         "limit with --link. Shortcuts (--app-sum, --offload) are named in\n"
         "data_path.";
     opts_parse(co, tab, usage, argc, argv);
-    bo->mode = mode_of(co, bo->server, bo->client, &bo->peer_ip,
-                       &bo->peer_port);
+    bo->mode = mode_of(co, bo->server, bo->client, &bo->peer);
     mem_needs_both(co, bo->mode);
     if (!bo->verify_seen)
         bo->verify = bo->mode == MODE_SERVER ? VERIFY_HASH : VERIFY_PATTERN;
@@ -151,8 +149,9 @@ void httpd_opts_parse(common_opts *co, httpd_opts *ho, int argc, char **argv)
         OPT("server", OT_FLAG, &ho->server, NULL, "serve HTTP (the default "
                                               "with a real driver)"),
         OPT("client", OT_CUSTOM, &ho->client, "HOST:PORT",
-         "built-in keep-alive GET load generator against a server",
-         .parse = p_hostport),
+         "built-in keep-alive GET load generator against a server "
+         "(IPv6: [ADDR]:PORT)",
+         .parse = p_endpoint),
         OPT("port", OT_UINT, &ho->port, "P", "listen port (default 8080)",
          .min = 1, .max = 65535),
         OPT("body-size", OT_UINT, &ho->body_size, "N",
@@ -181,8 +180,7 @@ void httpd_opts_parse(common_opts *co, httpd_opts *ho, int argc, char **argv)
      * and no --client, serve. */
     if (!ho->client && (co->family == FAMILY_KERN || strcmp(co->driver, "mem")))
         ho->server = true;
-    ho->mode = mode_of(co, ho->server, ho->client, &ho->peer_ip,
-                       &ho->peer_port);
+    ho->mode = mode_of(co, ho->server, ho->client, &ho->peer);
     mem_needs_both(co, ho->mode);
     if (!dur_seen)
         ho->duration = ho->requests ? 0 : 10;

@@ -6,16 +6,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "endpoint.h"
 #include "opts.h"
 
-/* Who runs: --server, --client HOST:PORT, or neither = both ends in this
+/* Who runs: --server, --client HOST:PORT ([IPV6]:PORT), or neither = both ends in this
  * process (mem link for tern, loopback for kern). */
 enum { MODE_BOTH = 0, MODE_SERVER = 1, MODE_CLIENT = 2 };
 
 typedef struct echo_opts {
     int mode;
-    uint32_t peer_ip;
-    uint16_t peer_port;
+    endpoint peer;          /* --client */
     uint64_t port;          /* --port, 0 = default (7 / ephemeral) */
     uint64_t conns, size, depth;
     double duration;        /* seconds, 0 = until --requests */
@@ -26,8 +26,7 @@ typedef struct echo_opts {
 
 typedef struct bulk_opts {
     int mode;
-    uint32_t peer_ip;
-    uint16_t peer_port;
+    endpoint peer;          /* --client */
     uint64_t port;
     uint64_t bytes;         /* total over all connections */
     uint64_t conns;
@@ -50,8 +49,7 @@ typedef struct httpd_opts {
     double duration;
     uint64_t requests;
     const char *client;
-    uint32_t peer_ip;
-    uint16_t peer_port;
+    endpoint peer;          /* --client */
     bool server;
 } httpd_opts;
 

@@ -60,56 +60,93 @@ int kern_pin(unsigned cpu)
     return pthread_setaffinity_np(pthread_self(), sizeof set, &set);
 }
 
-static void fill_sin(struct sockaddr_in *sin, uint32_t ip, uint16_t port)
+/* The socket address of addr:port; its length. */
+static socklen_t fill_sa(struct sockaddr_storage *ss, const ep_addr *addr,
+                         uint16_t port)
 {
-    memset(sin, 0, sizeof *sin);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(port);
-    sin->sin_addr.s_addr = htonl(ip);
+    memset(ss, 0, sizeof *ss);
+    if (addr->family == EP_AF_INET6) {
+        struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+        s6->sin6_family = AF_INET6;
+        s6->sin6_port = htons(port);
+        memcpy(&s6->sin6_addr, addr->v6, 16);
+        return sizeof *s6;
+    }
+    struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+    s4->sin_family = AF_INET;
+    s4->sin_port = htons(port);
+    s4->sin_addr.s_addr = htonl(addr->v4);
+    return sizeof *s4;
 }
 
-int kern_listen(uint32_t ip, uint16_t port, char *err, size_t errlen)
+/* socket + bind + listen for one family; -1 with errno kept. */
+static int listen_on(const ep_addr *addr, uint16_t port, bool dual)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-        snprintf(err, errlen, "socket: %s", strerror(errno));
+    int af = addr->family == EP_AF_INET6 ? AF_INET6 : AF_INET;
+    int fd = socket(af, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
         return -1;
-    }
-    int one = 1;
+    int one = 1, zero = 0;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    struct sockaddr_in sin;
-    fill_sin(&sin, ip, port);
-    if (bind(fd, (struct sockaddr *)&sin, sizeof sin) ||
-        listen(fd, 4096)) {
-        snprintf(err, errlen, "listen on port %u: %s", port, strerror(errno));
+    if (dual)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+    struct sockaddr_storage ss;
+    socklen_t len = fill_sa(&ss, addr, port);
+    if (bind(fd, (struct sockaddr *)&ss, len) || listen(fd, 4096)) {
+        int e = errno;
         close(fd);
+        errno = e;
         return -1;
     }
     return fd;
 }
 
-uint16_t kern_local_port(int fd)
+int kern_listen(const ep_addr *addr, uint16_t port, char *err, size_t errlen)
 {
-    struct sockaddr_in sin;
-    socklen_t len = sizeof sin;
-    if (getsockname(fd, (struct sockaddr *)&sin, &len))
-        return 0;
-    return ntohs(sin.sin_port);
+    int fd;
+    if (addr) {
+        fd = listen_on(addr, port, false);
+    } else {
+        /* Both families on one socket; IPv4 alone where IPv6 is off
+         * (ipv6.disable=1: no AF_INET6 sockets; disable_ipv6: no ::). */
+        ep_addr any6 = {.family = EP_AF_INET6};
+        fd = listen_on(&any6, port, true);
+        if (fd < 0 && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL)) {
+            ep_addr any4 = ep_addr_v4(0);
+            fd = listen_on(&any4, port, false);
+        }
+    }
+    if (fd < 0)
+        snprintf(err, errlen, "listen on port %u: %s", port, strerror(errno));
+    return fd;
 }
 
-int kern_connect(uint32_t ip, uint16_t port, char *err, size_t errlen)
+uint16_t kern_local_port(int fd)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    if (getsockname(fd, (struct sockaddr *)&ss, &len))
+        return 0;
+    if (ss.ss_family == AF_INET6)
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+int kern_connect(const endpoint *dst, char *err, size_t errlen)
+{
+    int af = dst->addr.family == EP_AF_INET6 ? AF_INET6 : AF_INET;
+    int fd = socket(af, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
-    struct sockaddr_in sin;
-    fill_sin(&sin, ip, port);
-    if (connect(fd, (struct sockaddr *)&sin, sizeof sin) &&
-        errno != EINPROGRESS) {
-        snprintf(err, errlen, "connect: %s", strerror(errno));
+    struct sockaddr_storage ss;
+    socklen_t len = fill_sa(&ss, &dst->addr, dst->port);
+    if (connect(fd, (struct sockaddr *)&ss, len) && errno != EINPROGRESS) {
+        char at[EP_STRLEN];
+        snprintf(err, errlen, "connect to %s: %s", ep_format(dst, at),
+                 strerror(errno));
         close(fd);
         return -1;
     }

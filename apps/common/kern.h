@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 
+#include "endpoint.h"
 #include "opts.h"
 
 /* Install SIGINT/SIGTERM handlers and create the stop eventfd. */
@@ -22,12 +23,16 @@ int kern_stop_watch(int epfd, void *tag);
 
 int kern_pin(unsigned cpu);
 
-/* Listening socket on ip:port (host order; 0 = any / ephemeral) with
- * SO_REUSEPORT, non-blocking. -1 with err. */
-int kern_listen(uint32_t ip, uint16_t port, char *err, size_t errlen);
+/* Listening socket on port (0 = ephemeral) with SO_REUSEPORT,
+ * non-blocking. addr NULL = every address of both families: one IPv6
+ * socket with IPV6_V6ONLY off (IPv4 clients arrive as ::ffff:A.B.C.D), or
+ * an IPv4 socket when the host has IPv6 off. A given addr binds that
+ * address, in its family only. -1 with err. */
+int kern_listen(const ep_addr *addr, uint16_t port, char *err, size_t errlen);
 uint16_t kern_local_port(int fd);
-/* Non-blocking connect; -1 with err on immediate failure. */
-int kern_connect(uint32_t ip, uint16_t port, char *err, size_t errlen);
+/* Non-blocking connect to an IPv4 or IPv6 endpoint; -1 with err on
+ * immediate failure. */
+int kern_connect(const endpoint *dst, char *err, size_t errlen);
 /* TCP_NODELAY and, if us > 0, SO_BUSY_POLL on a connection. */
 void kern_tune(int fd, uint64_t busy_poll_us);
 

@@ -219,13 +219,14 @@ static void client_check(kthread *t, uint64_t now)
 
 static int open_clients(kthread *t)
 {
-    uint32_t ip = cfg->mode == MODE_CLIENT ? cfg->peer_ip : 0x7f000001u;
-    uint16_t port = cfg->mode == MODE_CLIENT ? cfg->peer_port : cfg->port;
+    endpoint dst = {ep_addr_v4(0x7f000001u), cfg->port};
+    if (cfg->mode == MODE_CLIENT)
+        dst = cfg->peer;
     for (unsigned i = 0; i < t->nclients; i++) {
         kconn *c = &t->clients[i];
         char err[160];
         c->kind = K_CLIENT;
-        c->fd = kern_connect(ip, port, err, sizeof err);
+        c->fd = kern_connect(&dst, err, sizeof err);
         if (c->fd < 0) {
             fail(err, NULL);
             return -1;
@@ -277,8 +278,9 @@ static int setup_thread(kthread *t, unsigned i, unsigned n, uint16_t *port)
     if (cfg->mode != MODE_CLIENT) {
         /* No --port in-process: the first listener picks a free port, the
          * others share it through SO_REUSEPORT. */
-        t->lfd = kern_listen(cfg->mode == MODE_BOTH ? 0x7f000001u : 0, *port,
-                             err, sizeof err);
+        ep_addr lo = ep_addr_v4(0x7f000001u);
+        t->lfd = kern_listen(cfg->mode == MODE_BOTH ? &lo : NULL, *port, err,
+                             sizeof err);
         if (t->lfd < 0) {
             fail(err, NULL);
             return -1;

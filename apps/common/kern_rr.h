@@ -10,13 +10,13 @@
 #include <stdint.h>
 
 #include "bytebuf.h"
+#include "endpoint.h"
 #include "opts.h"
 #include "rr.h"
 
 typedef struct kern_rr_cfg {
     int mode;                    /* MODE_BOTH / MODE_SERVER / MODE_CLIENT */
-    uint32_t peer_ip;            /* client mode */
-    uint16_t peer_port;
+    endpoint peer;               /* client mode */
     uint16_t port;               /* listen port; 0 = any (both mode) */
     uint64_t conns, requests;
     double duration;

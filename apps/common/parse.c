@@ -156,25 +156,6 @@ bool parse_mac(const char *s, uint8_t mac[6])
     return true;
 }
 
-bool parse_hostport(const char *s, uint32_t *ip, uint16_t *port)
-{
-    const char *colon = s ? strrchr(s, ':') : NULL;
-    char host[64];
-    uint64_t p;
-    if (!colon || (size_t)(colon - s) >= sizeof host || colon == s)
-        return false;
-    memcpy(host, s, (size_t)(colon - s));
-    host[colon - s] = 0;
-    if (!parse_u64(colon + 1, &p) || p == 0 || p > 65535)
-        return false;
-    if (strcmp(host, "localhost") == 0)
-        *ip = 0x7f000001u;
-    else if (!parse_ip4(host, ip))
-        return false;
-    *port = (uint16_t)p;
-    return true;
-}
-
 bool parse_cores(const char *s, unsigned *cores, unsigned *n, unsigned max)
 {
     static const unsigned limit = 4096;

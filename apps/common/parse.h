@@ -1,6 +1,6 @@
-/* parse.h - strict parsers for flag values (numbers, sizes, addresses, core
- * lists). Each returns false on any malformed input, with a short reason in
- * err, and never accepts trailing garbage. */
+/* parse.h - strict parsers for flag values (numbers, sizes, IPv4 addresses,
+ * core lists; endpoints and IPv6 are in endpoint.h). Each returns false on
+ * any malformed input and never accepts trailing garbage. */
 #ifndef APPS_PARSE_H
 #define APPS_PARSE_H
 
@@ -20,8 +20,6 @@ bool parse_ip4(const char *s, uint32_t *ip);
 bool parse_ip4_prefix(const char *s, uint32_t *ip, unsigned *prefix);
 /* "aa:bb:cc:dd:ee:ff". */
 bool parse_mac(const char *s, uint8_t mac[6]);
-/* "HOST:PORT" with HOST a dotted address or "localhost". */
-bool parse_hostport(const char *s, uint32_t *ip, uint16_t *port);
 /* "0,1,4-7" -> sorted unique list; false on empty, bad or > max entries. */
 bool parse_cores(const char *s, unsigned *cores, unsigned *n, unsigned max);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bytebuf.h"
+#include "endpoint.h"
 #include "opts.h"
 #include "report.h"
 #include "rt.h"
@@ -65,6 +66,17 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
 static inline const char *rt_close_reason(int reason)
 {
     return tern_close_reason_name(reason);
+}
+
+/* The --client peer as the stack's IPv4 address: an IPv6 peer is refused
+ * in words while the stack's connect takes IPv4 only. */
+static inline uint32_t rt_app_peer_ip4(const common_opts *co,
+                                       const endpoint *peer)
+{
+    if (peer->addr.family != EP_AF_INET)
+        opts_fail(co, "--client: IPv6 peers need the stack's IPv6, which "
+                      "this build does not have");
+    return peer->addr.v4;
 }
 
 /* What a tern server prints when it starts: the address it serves on. */

@@ -212,8 +212,9 @@ static void setup(bthread *t, unsigned i, unsigned n, uint16_t *port)
     t->stopc.kind = K_STOP;
     kern_stop_watch(t->epfd, &t->stopc);
     if (bo.mode != MODE_CLIENT) {
-        t->lfd = kern_listen(bo.mode == MODE_BOTH ? 0x7f000001u : 0, *port,
-                             err, sizeof err);
+        ep_addr lo = ep_addr_v4(0x7f000001u);
+        t->lfd = kern_listen(bo.mode == MODE_BOTH ? &lo : NULL, *port, err,
+                             sizeof err);
         if (t->lfd < 0)
             opts_fail(&co, "%s", err);
         if (!*port)
@@ -223,8 +224,9 @@ static void setup(bthread *t, unsigned i, unsigned n, uint16_t *port)
     }
     if (bo.mode == MODE_SERVER)
         return;
-    uint32_t ip = bo.mode == MODE_CLIENT ? bo.peer_ip : 0x7f000001u;
-    uint16_t dport = bo.mode == MODE_CLIENT ? bo.peer_port : *port;
+    endpoint dst = {ep_addr_v4(0x7f000001u), *port};
+    if (bo.mode == MODE_CLIENT)
+        dst = bo.peer;
     t->ncli = (unsigned)(bo.conns / n + (i < bo.conns % n));
     t->cli = calloc(t->ncli ? t->ncli : 1, sizeof *t->cli);
     for (unsigned k = 0; k < t->ncli; k++) {
@@ -235,7 +237,7 @@ static void setup(bthread *t, unsigned i, unsigned n, uint16_t *port)
         c->total = bulk_share(bo.bytes, bo.conns, j);
         sha256_init(&c->hash);
         c->buf = malloc(TXBUF);
-        c->fd = kern_connect(ip, dport, err, sizeof err);
+        c->fd = kern_connect(&dst, err, sizeof err);
         if (c->fd < 0 || !c->buf) {
             fprintf(stderr, "%s: %s\n", co.prog, err);
             exit(1);

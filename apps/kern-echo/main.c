@@ -29,15 +29,16 @@ int main(int argc, char **argv)
     for (uint64_t i = 0; i < eo.size; i++)
         req[i] = (uint8_t)('a' + i % 26);
     kern_rr_cfg k = {
-        .mode = eo.mode, .peer_ip = eo.peer_ip, .peer_port = eo.peer_port,
+        .mode = eo.mode, .peer = eo.peer,
         .port = (uint16_t)eo.port, .conns = eo.conns,
         .requests = eo.requests, .duration = eo.duration, .req = req,
         .req_len = (uint32_t)eo.size, .resp_len = (uint32_t)eo.size,
         .depth = (uint32_t)eo.depth, .serve = echo_serve,
     };
     if (eo.mode == MODE_SERVER && !co.json)
-        fprintf(stderr, "%s: serving *:%u, every address of this host "
-                "(Ctrl-C prints the figures)\n", co.prog, (unsigned)eo.port);
+        fprintf(stderr, "%s: serving *:%u, every IPv4 and IPv6 address "
+                "of this host (Ctrl-C prints the figures)\n", co.prog,
+                (unsigned)eo.port);
     kern_rr_result res;
     int rc = kern_rr_run(&co, &k, &res);
     if (rc && (eo.mode == MODE_SERVER || !res.tot.completed)) {

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     if (http_srv_init(&srv, ho.body_size))
         return 1;
     kern_rr_cfg k = {
-        .mode = ho.mode, .peer_ip = ho.peer_ip, .peer_port = ho.peer_port,
+        .mode = ho.mode, .peer = ho.peer,
         .port = (uint16_t)ho.port, .conns = ho.conns,
         .requests = ho.requests, .duration = ho.duration,
         .req = (const uint8_t *)http_get_req,
@@ -49,8 +49,9 @@ int main(int argc, char **argv)
         .serve = http_serve, .state_free = http_state_free,
     };
     if (ho.mode == MODE_SERVER && !co.json)
-        fprintf(stderr, "%s: serving *:%u, every address of this host "
-                "(Ctrl-C prints the figures)\n", co.prog, (unsigned)ho.port);
+        fprintf(stderr, "%s: serving *:%u, every IPv4 and IPv6 address "
+                "of this host (Ctrl-C prints the figures)\n", co.prog,
+                (unsigned)ho.port);
     kern_rr_result res;
     int rc = kern_rr_run(&co, &k, &res);
     if (rc && (ho.mode == MODE_SERVER || !res.tot.completed)) {

@@ -190,7 +190,7 @@ int main(int argc, char **argv)
     for (unsigned i = 0; i < co.ncores; i++) {
         char err[160];
         t[i].cx = kv_ctx_new(srv);
-        t[i].lfd = kern_listen(0, (uint16_t)ko.port, err, sizeof err);
+        t[i].lfd = kern_listen(NULL, (uint16_t)ko.port, err, sizeof err);
         t[i].epfd = epoll_create1(EPOLL_CLOEXEC);
         if (t[i].lfd < 0 || t[i].epfd < 0 || !t[i].cx) {
             fprintf(stderr, "%s: %s\n", co.prog,
@@ -202,8 +202,9 @@ int main(int argc, char **argv)
         kern_stop_watch(t[i].epfd, &stop_tag);
     }
     if (!co.json)
-        fprintf(stderr, "%s: serving *:%u, every address of this host "
-                "(Ctrl-C prints the figures)\n", co.prog, (unsigned)ko.port);
+        fprintf(stderr, "%s: serving *:%u, every IPv4 and IPv6 address "
+                "of this host (Ctrl-C prints the figures)\n", co.prog,
+                (unsigned)ko.port);
     int rc = kern_run_threads(&co, thread_main, t, sizeof *t);
     report r;
     rep_begin(&r, stdout, co.json, co.prog);

@@ -384,8 +384,9 @@ static int start(rt_core *core)
             }
             continue;
         }
-        uint32_t ip = bo.mode == MODE_CLIENT ? bo.peer_ip : RT_MEM_SERVER_IP;
-        uint16_t port = bo.mode == MODE_CLIENT ? bo.peer_port
+        uint32_t ip = bo.mode == MODE_CLIENT ? bo.peer.addr.v4
+                                             : RT_MEM_SERVER_IP;
+        uint16_t port = bo.mode == MODE_CLIENT ? bo.peer.port
                                                : (uint16_t)bo.port;
         for (unsigned k = 0; k < bc->ncli; k++) {
             int err = 0;
@@ -410,7 +411,7 @@ static void iter(rt_core *core)
             continue;
         char why[200];
         if (!bc->failed && bo.mode == MODE_CLIENT &&
-            rt_app_arp_failed(&core->ep[e], bo.peer_ip, why, sizeof why)) {
+            rt_app_arp_failed(&core->ep[e], bo.peer.addr.v4, why, sizeof why)) {
             fprintf(stderr, "%s: %s\n", co.prog, why);
             bc->failed = true;
             rt_core_stop(core);
@@ -528,6 +529,8 @@ int main(int argc, char **argv)
 {
     common_defaults(&co, "tern-bulk", FAMILY_TERN);
     bulk_opts_parse(&co, &bo, argc, argv);
+    if (bo.mode == MODE_CLIENT)
+        rt_app_peer_ip4(&co, &bo.peer);   /* refuses an IPv6 peer in words */
     cores = calloc(co.ncores, sizeof *cores);
     copy_src = malloc(65536);
     if (!cores || !copy_src)

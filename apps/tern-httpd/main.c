@@ -290,8 +290,9 @@ int main(int argc, char **argv)
         !trr_setup(co.prog, co.ncores, (const uint8_t *)http_get_req,
                    (uint32_t)http_get_req_len, (uint32_t)srv.ok_keep_len,
                    ho.conns, ho.depth, ho.requests, ho.duration,
-                   ho.mode == MODE_CLIENT ? ho.peer_ip : RT_MEM_SERVER_IP,
-                   ho.mode == MODE_CLIENT ? ho.peer_port : (uint16_t)ho.port))
+                   ho.mode == MODE_CLIENT ? rt_app_peer_ip4(&co, &ho.peer)
+                                          : RT_MEM_SERVER_IP,
+                   ho.mode == MODE_CLIENT ? ho.peer.port : (uint16_t)ho.port))
         opts_fail(&co, "no client connections (--conns too small for --cores?)");
     rt_params p;
     rt_params_from_opts(&p, &co, ho.mode == MODE_SERVER ? RT_SERVER

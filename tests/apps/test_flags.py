@@ -36,6 +36,32 @@ class Flags(unittest.TestCase):
             self.bad(p, "--client", "nohost")
             self.bad(p, "--server", "--client", "127.0.0.1:1")
 
+    def bad_says(self, words, *args):
+        """A bad value refused in one line that says `words`."""
+        self.bad(*args)
+        r = run(args, timeout=10)
+        self.assertIn(words, r.stderr)
+
+    def test_endpoints(self):
+        # The endpoint syntax is the same in every program.
+        for p in PROGRAMS:
+            if p.endswith("footprint"):
+                continue
+            self.bad_says("needs brackets", p, "--client", "2001:db8::2:7007")
+            self.bad_says("missing ']'", p, "--client", "[2001:db8::2:7007")
+            self.bad_says("missing ':PORT'", p, "--client", "[2001:db8::2]")
+            self.bad_says("not an IPv6 address", p, "--client",
+                          "[2001:db8:::2]:1")
+            self.bad_says("brackets are for IPv6", p, "--client",
+                          "[127.0.0.1]:1")
+            self.bad_says("1..65535", p, "--client", "[::1]:0")
+        # A well-formed IPv6 endpoint passes the parser: kern-echo then
+        # fails to connect (nothing listens), not on the syntax.
+        r = run(["kern-echo", "--client", "[::1]:1", "--requests", "1"],
+                timeout=20)
+        self.assertNotEqual(r.returncode, 2, r.stderr)
+        self.assertIn("connect", r.stderr)
+
     def test_bad_values(self):
         self.bad("tern-echo", "--conns", "0")
         self.bad("tern-echo", "--size", "-1")

@@ -130,7 +130,7 @@ class Hosts:
                 k, v = line.split("=", 1)
                 self.env[k] = v.strip("'")
         for k in ("NS_K", "NS_T", "IF_K", "IF_T", "IP_K", "IP_T", "MAC_K",
-                  "NS_W"):
+                  "NS_W", "IP6_K", "IP6_T"):
             setattr(self, k.lower(), self.env.get(k, ""))
         log("hosts %s up (%s%s)" % (self.prefix, "tap" if tap else "veth",
                                      ", wire" if wire else ""))
