@@ -30,6 +30,12 @@ itself over a raw AF_PACKET socket.  .2 runs the echo server (port 7007),
 runs an HTTP server that closes first after one "Connection: close" request
 (port 8080; tern-httpd), for the cases where the target closes first.
 With the first target at 198.18.10.0/24 and the second at 198.18.11.0/24.
+
+IPv6 (the cases of cases6.py): the same addresses in 2001:db8:10::/64 and
+2001:db8:11::/64 (injector ::1, echo ::2, HTTP ::4). The injector's kernel
+keeps IPv6 off on its interfaces and the suite answers Neighbor
+Solicitations for ::1 itself. A tern build whose tern-echo has no --ip6
+flag has no IPv6: its IPv6 cases are skipped, with that reason.
 """
 import argparse
 import ctypes
@@ -172,6 +178,10 @@ class Target:
         self.if_ = "c%s%s" % (topo.runid, self.short[0].upper())
         topo.veth(inj_ns, self.inj_if, self.ns, self.if_)
         self.my_ip = "198.18.%d.1" % (10 + idx)
+        self.my_ip6 = "2001:db8:%d::1" % (10 + idx)
+        self.ip6 = "2001:db8:%d::2" % (10 + idx)
+        self.http_ip6 = "2001:db8:%d::4" % (10 + idx)
+        self.no_ip6 = None       # why the target has no IPv6, if so
         self.ip = "198.18.%d.2" % (10 + idx)
         self.client_ip = "198.18.%d.3" % (10 + idx)
         self.http_ip = "198.18.%d.4" % (10 + idx)
@@ -183,6 +193,15 @@ class Target:
 
     def start(self):
         raise NotImplementedError
+
+    def resolve6(self, wire):
+        """The target answers NDP for its IPv6 addresses (once started)."""
+        if self.no_ip6:
+            return
+        for ip in (self.ip6, self.http_ip6 if self.has_http else None):
+            if ip and not wire.resolve(ip, timeout=10):
+                raise RuntimeError("%s does not answer Neighbor Solicitations "
+                                   "for %s" % (self.name, ip))
 
     def start_client(self, inj_ip, port, size):
         raise NotImplementedError
@@ -201,18 +220,33 @@ class LinuxTarget(Target):
         # doubling; the suite tests the RFC behaviour, so turn it off here.
         sh("ip", "netns", "exec", self.ns, "sysctl", "-qw",
            "net.ipv4.tcp_syn_linear_timeouts=0", check=False)
+        # ICMPv6 errors: the IPv6 cases draw more than the default one a
+        # second per destination (burst 6) that Linux allows (RFC 4443
+        # 2.4 (f) asks for a limit, not for this one).
+        sh("ip", "netns", "exec", self.ns, "sysctl", "-qw",
+           "net.ipv6.icmp.ratelimit=0", check=False)
         for ip in (self.ip, self.client_ip, self.http_ip):
             sh("ip", "-n", self.ns, "addr", "add", ip + "/24", "dev", self.if_)
+        # IPv6 on the target's interface only, without DAD (the addresses
+        # are usable at once).
+        for k in ("accept_dad=0", "disable_ipv6=0"):
+            sh("ip", "netns", "exec", self.ns, "sysctl", "-qw",
+               "net.ipv6.conf.%s.%s" % (self.if_, k))
+        for ip in (self.ip6, self.http_ip6):
+            sh("ip", "-n", self.ns, "addr", "add", ip + "/64", "dev",
+               self.if_, "nodad")
         self.server = self.topo.spawn(
             self.ns, [PY, os.path.join(HERE, "linux_peer.py"), "server",
                       "--ip", self.ip, "--echo", str(self.echo_port),
-                      "--http-ip", self.http_ip, "--http", str(self.http_port)],
+                      "--http-ip", self.http_ip, "--http", str(self.http_port),
+                      "--ip6", self.ip6, "--http-ip6", self.http_ip6],
             stdout=subprocess.PIPE, text=True)
         line = self.server.stdout.readline()
         if line.strip() != "ready":
             raise RuntimeError("linux_peer server did not start")
         if not wire.resolve(self.ip):
             raise RuntimeError("linux target does not answer ARP")
+        self.resolve6(wire)
 
     def start_client(self, inj_ip, port, size):
         return self.topo.spawn(
@@ -238,17 +272,34 @@ class TernTarget(Target):
         self.httpd_proc = None
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                      "tern-conformance-%s.log" % topo.runid), "w")
+        self.no_ip6 = self.ip6_missing()
 
-    def link_args(self, ip):
-        return ["--driver", self.driver, "--iface", self.if_,
-                "--ip", ip + "/24"]
+    def ip6_missing(self):
+        """Why this build's tern has no IPv6 (None when it has): the
+        programs take --ip6 when the stack speaks IPv6."""
+        try:
+            r = subprocess.run([self.echo, "--help"], capture_output=True,
+                               text=True, timeout=10)
+        except OSError as e:
+            return "tern-echo: %s" % e
+        if "--ip6 " not in r.stdout:
+            return ("tern has no IPv6 in this build (tern-echo takes no "
+                    "--ip6)")
+        return None
+
+    def link_args(self, ip, ip6=None):
+        a = ["--driver", self.driver, "--iface", self.if_, "--ip", ip + "/24"]
+        if ip6 and not self.no_ip6:
+            a += ["--ip6", ip6 + "/64"]
+        return a
 
     def start(self, wire):
         if not os.access(self.echo, os.X_OK):
             raise RuntimeError("%s is not built" % self.echo)
         self.server = self.topo.spawn(
             self.ns, [self.echo, "--server", "--port", str(self.echo_port)] +
-            self.link_args(self.ip), stdout=self.log, stderr=self.log)
+            self.link_args(self.ip, self.ip6), stdout=self.log,
+            stderr=self.log)
         if not wire.resolve(self.ip, timeout=10):
             rc = self.server.poll()
             raise RuntimeError("tern-echo --server does not answer ARP%s "
@@ -260,11 +311,13 @@ class TernTarget(Target):
             # A second tern instance on the same interface, own address.
             self.httpd_proc = self.topo.spawn(
                 self.ns, [self.httpd, "--server", "--port", str(self.http_port),
-                          "--body-size", "100"] + self.link_args(self.http_ip),
+                          "--body-size", "100"] +
+                self.link_args(self.http_ip, self.http_ip6),
                 stdout=self.log, stderr=self.log)
             if not wire.resolve(self.http_ip, timeout=10):
                 raise RuntimeError("tern-httpd --server does not answer ARP "
                                    "(see %s)" % self.log.name)
+        self.resolve6(wire)
 
     def start_client(self, inj_ip, port, size):
         return self.topo.spawn(
@@ -288,6 +341,10 @@ class Env:
         self.name = target.name
         self.wire = wire
         self.my_ip = target.my_ip
+        self.my_ip6 = target.my_ip6
+        self.target_ip6 = target.ip6
+        self.http_ip6 = target.http_ip6 if target.has_http else None
+        self.no_ip6 = target.no_ip6
         self.target_ip = target.ip
         self.client_ip = target.client_ip
         self.echo_port = target.echo_port
@@ -364,7 +421,9 @@ def _on_signal(signum, frame):
 def run_target(target, cases, verbose):
     wire = tcpinj.Wire(target.inj_ns, target.inj_if, target.my_mac,
                        target.my_ip, [target.ip, target.client_ip,
-                                      target.http_ip])
+                                      target.http_ip, target.ip6,
+                                      target.http_ip6],
+                       my_ip6=target.my_ip6)
     results = {}
     try:
         target.start(wire)
@@ -450,6 +509,7 @@ def main():
     a = ap.parse_args()
 
     import cases as casemod
+    import cases6  # noqa: F401 (its cases join casemod.CASES)
     cases = [c for c in casemod.CASES
              if not a.k or any(k in c.name for k in a.k)]
     if a.list:

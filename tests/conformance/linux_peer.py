@@ -5,13 +5,15 @@ Runs inside the Linux target's network namespace, on kernel sockets, and
 behaves like tern's test programs so that both targets are driven the same
 way:
 
-  server --ip IP --echo PORT [--http-ip IP --http PORT]
+  server --ip IP --echo PORT [--http-ip IP --http PORT] [--ip6 IP6]
+         [--http-ip6 IP6]
       echo: every byte received is sent back; when the peer closes (EOF)
       the server closes too (like `tern-echo --server`).
       http: reads one request (up to the empty line), answers
       "200 OK" with a 100-byte body and "Connection: close", and closes:
       the target closes first, as `tern-httpd --server` does for a request
       with "Connection: close".
+      --ip6/--http-ip6: the same services on these IPv6 addresses too.
       Prints "ready" on stdout once listening.
   client IP PORT SIZE [--bind IP]
       Connects to IP:PORT, sends SIZE bytes, reads SIZE bytes back, closes
@@ -61,7 +63,8 @@ def serve_http(c):
 
 
 def listen(ip, port):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    fam = socket.AF_INET6 if ":" in ip else socket.AF_INET
+    ls = socket.socket(fam, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((ip, port))
     ls.listen(128)
@@ -80,6 +83,12 @@ def server(args):
     loops = [(listen(arg("--ip", "0.0.0.0"), int(arg("--echo"))), serve_conn)]
     if arg("--http"):
         loops.append((listen(arg("--http-ip", "0.0.0.0"), int(arg("--http"))),
+                      serve_http))
+    # The same services on IPv6 addresses.
+    if arg("--ip6"):
+        loops.append((listen(arg("--ip6"), int(arg("--echo"))), serve_conn))
+    if arg("--http-ip6") and arg("--http"):
+        loops.append((listen(arg("--http-ip6"), int(arg("--http"))),
                       serve_http))
     threads = [threading.Thread(target=accept_loop, args=l, daemon=True)
                for l in loops]

@@ -24,6 +24,9 @@ import threading
 import time
 
 from scapy.layers.inet import IP, TCP
+from scapy.layers.inet6 import (IPv6, ICMPv6ND_NA, ICMPv6ND_NS,
+                                ICMPv6NDOptDstLLAddr, ICMPv6NDOptSrcLLAddr,
+                                in6_getnsma, in6_getnsmac)
 from scapy.layers.l2 import ARP, Ether
 from scapy.packet import Raw
 
@@ -207,8 +210,43 @@ def parse_tcp_options(raw):
     return opts, order
 
 
+def seg_of(tcp, src, dst, pseudo):
+    """The Seg of TCP header+data `tcp` between src and dst (text), its
+    checksum checked over `pseudo` (the pseudo-header); None if malformed."""
+    off = (tcp[12] >> 4) * 4
+    if off < 20 or off > len(tcp):
+        return None
+    s = Seg()
+    s.src, s.dst = src, dst
+    s.sport, s.dport, s.seq, s.ack = struct.unpack("!HHII", tcp[:12])
+    s.flagbits = tcp[13]
+    s.win = struct.unpack("!H", tcp[14:16])[0]
+    s.payload = bytes(tcp[off:])
+    s.optlen = off - 20
+    s.opts, s.optorder = parse_tcp_options(bytes(tcp[20:off]))
+    s.csum_ok = _csum(bytes(pseudo) + bytes(tcp)) == 0xFFFF
+    return s
+
+
+def parse_frame6(frame):
+    """Ethernet/IPv6/TCP (no extension headers) -> Seg, or None."""
+    if len(frame) < 14 + 40 + 20 or frame[20] != 6 or frame[14] >> 4 != 6:
+        return None
+    ip = frame[14:]
+    plen = struct.unpack("!H", ip[4:6])[0]
+    if 40 + plen > len(ip) or plen < 20:
+        return None
+    tcp = ip[40:40 + plen]
+    return seg_of(tcp, socket.inet_ntop(socket.AF_INET6, ip[8:24]),
+                  socket.inet_ntop(socket.AF_INET6, ip[24:40]),
+                  ip[8:40] + struct.pack("!IxxxB", len(tcp), 6))
+
+
 def parse_frame(frame):
-    """Ethernet/IPv4/TCP -> Seg, or None for anything else."""
+    """Ethernet/IPv4/TCP or Ethernet/IPv6/TCP -> Seg, or None for anything
+    else."""
+    if frame[12:14] == b"\x86\xdd":
+        return parse_frame6(frame)
     if len(frame) < 14 + 20 + 20 or frame[12:14] != b"\x08\x00":
         return None
     ip = frame[14:]
@@ -220,21 +258,8 @@ def parse_frame(frame):
         return None
     ip = ip[:tot]
     tcp = ip[ihl:]
-    off = (tcp[12] >> 4) * 4
-    if off < 20 or off > len(tcp):
-        return None
-    s = Seg()
-    s.src = socket.inet_ntoa(ip[12:16])
-    s.dst = socket.inet_ntoa(ip[16:20])
-    s.sport, s.dport, s.seq, s.ack = struct.unpack("!HHII", tcp[:12])
-    s.flagbits = tcp[13]
-    s.win = struct.unpack("!H", tcp[14:16])[0]
-    s.payload = bytes(tcp[off:])
-    s.optlen = off - 20
-    s.opts, s.optorder = parse_tcp_options(bytes(tcp[20:off]))
-    pseudo = ip[12:20] + struct.pack("!BBH", 0, 6, len(tcp))
-    s.csum_ok = _csum(bytes(pseudo) + bytes(tcp)) == 0xFFFF
-    return s
+    return seg_of(tcp, socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20]),
+                  ip[12:20] + struct.pack("!BBH", 0, 6, len(tcp)))
 
 
 # ---------------------------------------------------------------------------
@@ -247,9 +272,12 @@ class Wire:
     checks that nothing at all was sent)."""
 
     def __init__(self, ns, ifname, my_mac, my_ip, peer_ips, log=None,
-                 record_all=False):
+                 record_all=False, my_ip6=None):
+        """my_ip6: our IPv6 address (we answer Neighbor Solicitations for
+        it); IPv6 peers are listed in peer_ips with the IPv4 ones."""
         self.ns, self.ifname = ns, ifname
         self.my_mac, self.my_ip = my_mac.lower(), my_ip
+        self.my_ip6 = my_ip6
         self.peer_ips = set(peer_ips)
         self.peer_mac = {}       # ip -> mac, learned from ARP and frames
         self.log = log or (lambda *a: None)
@@ -264,6 +292,8 @@ class Wire:
         self.sock.settimeout(0.1)
         self.segs = []
         self.other = []          # frames from the target that are not TCP/ARP
+        self.other6 = []         # (time, frame): its IPv6 frames, not TCP
+        self.ns_requests = 0     # Neighbor Solicitations for my_ip6
         self.frames = [] if record_all else None
         self.cv = threading.Condition()
         self.stopping = False
@@ -296,11 +326,15 @@ class Wire:
                 with self.cv:
                     self.frames.append((now, frame))
                     self.cv.notify_all()
-            if src == my or (dst != my and dst != b"\xff" * 6):
+            # Ours, broadcast, or IPv6 multicast (33:33:..., NDP).
+            if src == my or (dst != my and dst != b"\xff" * 6 and
+                             dst[:2] != b"\x33\x33"):
                 continue
             etype = frame[12:14]
             if etype == b"\x08\x06":
                 self._arp(frame)
+                continue
+            if etype == b"\x86\xdd" and self._ipv6(frame, now, src):
                 continue
             s = parse_frame(frame)
             if s is None:
@@ -308,7 +342,8 @@ class Wire:
                     with self.cv:
                         self.other.append((now, frame))
                 continue
-            if s.src not in self.peer_ips or s.dst != self.my_ip:
+            if s.src not in self.peer_ips or s.dst not in (self.my_ip,
+                                                          self.my_ip6):
                 continue
             s.t = now
             with self.cv:
@@ -336,15 +371,62 @@ class Wire:
                 self.peer_mac[a.psrc] = a.hwsrc
                 self.cv.notify_all()
 
+    def _ipv6(self, frame, now, src):
+        """An IPv6 frame that is not TCP: NDP is handled here, the rest of
+        what the peers send kept in other6. True when consumed."""
+        if len(frame) < 14 + 40 or frame[20] == 6:
+            return False
+        try:
+            pkt = Ether(frame)
+        except Exception:
+            return True
+        ip6 = pkt[IPv6]
+        mac = ":".join("%02x" % b for b in src)
+        if ICMPv6ND_NS in pkt and pkt[ICMPv6ND_NS].tgt == self.my_ip6:
+            self.ns_requests += 1
+            # A solicitation from :: (DAD) is answered to all-nodes.
+            dad = ip6.src == "::"
+            na = (Ether(src=self.my_mac, dst="33:33:00:00:00:01" if dad
+                        else mac) /
+                  IPv6(src=self.my_ip6, dst="ff02::1" if dad else ip6.src,
+                       hlim=255) /
+                  ICMPv6ND_NA(tgt=self.my_ip6, R=0, S=0 if dad else 1, O=1) /
+                  ICMPv6NDOptDstLLAddr(lladdr=self.my_mac))
+            self.sock.send(bytes(na))
+        if ip6.src in self.peer_ips or ip6.src.startswith("fe80:"):
+            with self.cv:
+                if ICMPv6ND_NA in pkt and pkt[ICMPv6ND_NA].tgt in self.peer_ips:
+                    self.peer_mac[pkt[ICMPv6ND_NA].tgt] = mac
+                self.other6.append((now, frame))
+                self.cv.notify_all()
+        return True
+
+    def solicit(self, ip, dst=None, src_mac=None):
+        """Send a Neighbor Solicitation for ip (to its solicited-node group
+        unless dst is given), with our link-layer address."""
+        nsma = in6_getnsma(socket.inet_pton(socket.AF_INET6, ip))
+        group = socket.inet_ntop(socket.AF_INET6, nsma)
+        dst = dst or group
+        emac = in6_getnsmac(nsma) if dst == group else self.peer_mac.get(ip)
+        req = (Ether(src=self.my_mac, dst=emac) /
+               IPv6(src=self.my_ip6, dst=dst, hlim=255) /
+               ICMPv6ND_NS(tgt=ip) /
+               ICMPv6NDOptSrcLLAddr(lladdr=src_mac or self.my_mac))
+        self.sock.send(bytes(req))
+        return time.monotonic()
+
     def resolve(self, ip, timeout=5.0):
-        """ARP for a target address until it answers."""
+        """ARP (NDP for IPv6) for a target address until it answers."""
         deadline = time.monotonic() + timeout
         with self.cv:
             self.peer_mac.pop(ip, None)
         while time.monotonic() < deadline:
-            req = (Ether(src=self.my_mac, dst="ff:ff:ff:ff:ff:ff") /
-                   ARP(op=1, hwsrc=self.my_mac, psrc=self.my_ip, pdst=ip))
-            self.sock.send(bytes(req))
+            if ":" in ip:
+                self.solicit(ip)
+            else:
+                req = (Ether(src=self.my_mac, dst="ff:ff:ff:ff:ff:ff") /
+                       ARP(op=1, hwsrc=self.my_mac, psrc=self.my_ip, pdst=ip))
+                self.sock.send(bytes(req))
             with self.cv:
                 self.cv.wait_for(lambda: ip in self.peer_mac, 0.25)
                 if ip in self.peer_mac:
@@ -358,6 +440,37 @@ class Wire:
         fr = Ether(src=self.my_mac, dst=mac) / ippkt
         self.sock.send(bytes(fr))
         return time.monotonic()
+
+    def mark6(self):
+        with self.cv:
+            return len(self.other6)
+
+    def wait6(self, pred, timeout, start):
+        """First non-TCP IPv6 packet (scapy, from Ether) at index >= start
+        of other6 satisfying pred, within timeout seconds, or None."""
+        return self.wait6_at(pred, timeout, start)[0]
+
+    def wait6_at(self, pred, timeout, start):
+        """wait6, and the index after the packet returned (or after the
+        last one looked at)."""
+        def p(entry):
+            try:
+                return pred(Ether(entry[1]))
+            except Exception:
+                return False
+        deadline = time.monotonic() + timeout
+        i = start
+        with self.cv:
+            while True:
+                while i < len(self.other6):
+                    e = self.other6[i]
+                    i += 1
+                    if p(e):
+                        return Ether(e[1]), i
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None, i
+                self.cv.wait(left)
 
     def mark(self):
         with self.cv:
@@ -464,10 +577,13 @@ class Conn:
             options = list(options) + list(extra_opts)
         w = self.win if win is None else win
         self.ip_id = (self.ip_id + 1) & 0xFFFF
-        pkt = (IP(src=self.env.my_ip, dst=self.peer_ip, id=self.ip_id,
-                  flags="DF", ttl=64) /
-               TCP(sport=self.sport, dport=self.dport, seq=seq, ack=ack,
-                   flags=flags, window=w, options=options))
+        if ":" in self.peer_ip:
+            l3 = IPv6(src=self.env.my_ip6, dst=self.peer_ip, hlim=64)
+        else:
+            l3 = IP(src=self.env.my_ip, dst=self.peer_ip, id=self.ip_id,
+                    flags="DF", ttl=64)
+        pkt = l3 / TCP(sport=self.sport, dport=self.dport, seq=seq, ack=ack,
+                       flags=flags, window=w, options=options)
         if payload:
             pkt = pkt / Raw(payload)
         t = self.wire.send_ip(pkt)
