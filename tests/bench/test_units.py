@@ -12,7 +12,7 @@ import unittest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 sys.path.insert(0, os.path.join(REPO, "tools"))
 
-from bench import cli, markdown, matrix, measure, schema, stacks, stats, wrk  # noqa: E402
+from bench import addr, cli, markdown, matrix, measure, schema, stacks, stats, wrk  # noqa: E402
 
 WRK_OUT = """Running 2s test @ http://127.0.0.1:18080/
   1 threads and 16 connections
@@ -104,6 +104,18 @@ class Wrk(unittest.TestCase):
     def test_command(self):
         self.assertIn("-d1s", wrk.command("http://x/", 16, 0.3))
         self.assertIn("-c32", wrk.command("http://x/", 32, 2))
+
+
+class Addr(unittest.TestCase):
+    def test_endpoints_of_both_families(self):
+        self.assertEqual(addr.hostport("198.18.0.2", 7007), "198.18.0.2:7007")
+        self.assertEqual(addr.hostport("2001:db8::2", 7007),
+                         "[2001:db8::2]:7007")
+        self.assertEqual(addr.url("2001:db8::2", 8080),
+                         "http://[2001:db8::2]:8080/")
+        # wrk's Host header carries the brackets too.
+        self.assertEqual(wrk.request_bytes("2001:db8::2", 80),
+                         len("GET / HTTP/1.1\r\nHost: [2001:db8::2]:80\r\n\r\n"))
 
 
 class Matrix(unittest.TestCase):

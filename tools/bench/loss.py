@@ -32,6 +32,8 @@ import subprocess
 import sys
 import time
 
+from . import addr
+
 TOOLS = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 REPO = os.path.dirname(TOOLS)
 NETNS_SH = os.path.join(TOOLS, "netns.sh")
@@ -209,11 +211,11 @@ def one_run(a, hosts, stack, cc, direction, port):
                   "--server", "--once", "--port", str(port), "--json"]
     if tern and direction == "send":
         client = [os.path.join(bindir, "tern-bulk"), "--client",
-                  "%s:%d" % (server_ip, port), "--bytes", nbytes] + tern_flags
+                  addr.hostport(server_ip, port), "--bytes", nbytes] + tern_flags
     else:
         client = ["taskset", "-c", str(a.kern_cpu if not tern else a.tern_cpu),
                   os.path.join(bindir, "kern-bulk"), "--client",
-                  "%s:%d" % (server_ip, port), "--bytes", nbytes, "--json"]
+                  addr.hostport(server_ip, port), "--bytes", nbytes, "--json"]
     sp = hosts.popen(server_side, server)
     try:
         if tern and direction == "recv":

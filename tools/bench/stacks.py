@@ -18,7 +18,7 @@ Every stack has a kind, and figures are compared only within a kind:
 """
 import os
 
-from . import wrk
+from . import addr, wrk
 
 WORKLOADS = ("rr", "http", "bulk")
 WORKLOAD_TITLES = {"rr": "request/response (echo)", "http": "HTTP (keep-alive GET)",
@@ -277,21 +277,21 @@ class VethStack(Stack):
         if w == "rr":
             server = h.in_ns("t", [env.bin(self.prog + "-echo")] + srv_common)
             client = lambda d, n: h.in_ns("k", [
-                env.bin("kern-echo"), "--client", "%s:%d" % (ip_t, port),
+                env.bin("kern-echo"), "--client", addr.hostport(ip_t, port),
                 "--conns", str(pt["conns"]), "--size", str(pt["size"]),
                 "--cores", ccpu] + kern_poll(pt["poll"]) + run_len(d, n) + ["--json"])
             return Plan(client, server, client_desc="kern-echo on CPU %s" % ccpu, **kw)
         if w == "http":
             server = h.in_ns("t", [env.bin(self.prog + "-httpd"), "--body-size",
                                    str(env.body_size)] + srv_common)
-            url = "http://%s:%d/" % (ip_t, port)
+            url = addr.url(ip_t, port)
             client = lambda d, n: h.in_ns("k", ["taskset", "-c", ccpu] +
                                           wrk.command(url, pt["conns"], d))
             return Plan(client, server, parser="wrk", client_desc="wrk -t1 on CPU %s" % ccpu, **kw)
         server = h.in_ns("t", [env.bin(self.prog + "-bulk"), "--once", "--verify", "pattern",
                                "--conns", str(pt["conns"])] + srv_common)
         client = lambda d, n: h.in_ns("k", [
-            env.bin("kern-bulk"), "--client", "%s:%d" % (ip_t, port), "--conns",
+            env.bin("kern-bulk"), "--client", addr.hostport(ip_t, port), "--conns",
             str(pt["conns"]), "--bytes", str(pt["bytes"]), "--cores", ccpu] +
             kern_poll(pt["poll"]) + ["--json"])
         return Plan(client, server, client_desc="kern-bulk on CPU %s (receiver's figures)" % ccpu,

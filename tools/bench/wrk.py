@@ -4,6 +4,8 @@ import re
 import socket
 import time
 
+from . import addr
+
 RESPONSE_BYTES = 151
 # apps/common/http.c writes this header before the body; its length changes
 # with the digits of Content-Length only.
@@ -22,7 +24,7 @@ def body_for(total=RESPONSE_BYTES):
 def probe_response(host, port, timeout=3.0):
     """Bytes of one whole response to a keep-alive GET (header + body), to
     check the size on a live server; None when the server did not answer."""
-    req = b"GET / HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host.encode(), port)
+    req = b"GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % addr.hostport(host, port).encode()
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -50,7 +52,7 @@ def probe_response(host, port, timeout=3.0):
 
 def request_bytes(host, port):
     """What wrk sends for http://host:port/ (method line and Host header)."""
-    return len("GET / HTTP/1.1\r\nHost: %s:%d\r\n\r\n" % (host, port))
+    return len("GET / HTTP/1.1\r\nHost: %s\r\n\r\n" % addr.hostport(host, port))
 
 
 def command(url, conns, duration_s, threads=1):
