@@ -449,7 +449,35 @@ typedef struct tern_config {
     bool no_reassembly;
 
     /* ICMP. */
-    uint32_t icmp_rate_per_sec;  /* errors sent per second, default 100 */
+    uint32_t icmp_rate_per_sec;  /* errors sent per second, default 100
+                                    (ICMPv6 errors have a bucket of their
+                                    own with the same rate) */
+
+    /* IPv6. On when n_ip6 > 0 or ip6_enable is set; otherwise IPv6 frames
+     * are dropped as an unknown EtherType and the stack is IPv4 only.
+     * ip6[] are global addresses (network order) with their on-link
+     * prefix lengths (64 when 0). The link-local fe80::/64 address made
+     * from the MAC (EUI-64) is added unless ip6_no_link_local. Every
+     * address goes through Duplicate Address Detection (RFC 4862) first:
+     * dad_transmits Neighbor Solicitations a second apart (default 1) and
+     * the address is usable when none was answered; ip6_no_dad makes them
+     * usable at once (tests, links where DAD is done elsewhere). */
+#define TERN_MAX_IP6 4
+    uint8_t ip6[TERN_MAX_IP6][16];
+    uint8_t ip6_prefix_len[TERN_MAX_IP6];
+    unsigned n_ip6;
+    bool ip6_enable;
+    bool ip6_no_link_local;
+    bool ip6_no_dad;
+    uint8_t dad_transmits;
+    uint8_t ip6_gateway[16];  /* default router (link-local), all zero = none */
+    bool ip6_accept_ra;       /* learn a default router and an autoconf
+                                 prefix from Router Advertisements; off by
+                                 default */
+    uint32_t nd_entries;      /* IPv6 neighbor cache size, default 64; at
+                                 most half of it resolving at once */
+    uint32_t nd_pending;      /* frames waiting for neighbor resolution,
+                                 default 64; at most 3/4 for one address */
 
     /* RSS: if rss_queues > 1, active opens pick local ports whose Toeplitz
      * hash (with rss_key and rss_reta) maps to rss_queue. */
@@ -810,6 +838,30 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(icmp_unreach_out) X(icmp_rate_limited) X(icmp_error_in)              \
     X(icmp_drop_type) X(icmp_drop_quote) X(icmp_drop_quote_seq)            \
     X(icmp_pmtu_floored) X(icmp_echo_reply_drop)                           \
+    /* IPv6 */                                                              \
+    X(ip6_in) X(ip6_out) X(ip6_drop_short) X(ip6_drop_version)             \
+    X(ip6_drop_len) X(ip6_drop_not_ours) X(ip6_drop_bad_src)               \
+    X(ip6_drop_hop_limit) X(ip6_drop_ext_hdr) X(ip6_drop_ext_chain)        \
+    X(ip6_drop_option) X(ip6_drop_routing) X(ip6_drop_proto)               \
+    X(ip6_drop_no_route) X(ip6_drop_too_big) X(ip6_drop_no_l4)             \
+    X(ip6_drop_tentative) X(ip6_drop_mcast_mac)                            \
+    /* IPv6 fragments: in, reassembled, atomic, drops, out */              \
+    X(ip6_frag_in) X(ip6_reasm_ok) X(ip6_frag_atomic) X(ip6_drop_frag_bad) \
+    X(ip6_drop_frag_overlap) X(ip6_drop_frag_too_big) X(ip6_frag_timeout)  \
+    X(ip6_frag_evicted) X(ip6_drop_frag_chain) X(ip6_frag_out)             \
+    X(ip6_frag_created) X(ip6_drop_frag_out)                               \
+    /* ICMPv6 */                                                            \
+    X(icmp6_in) X(icmp6_out) X(icmp6_drop_short) X(icmp6_drop_csum)        \
+    X(icmp6_drop_type) X(icmp6_echo_in) X(icmp6_echo_reply_out)            \
+    X(icmp6_echo_reply_in) X(icmp6_echo_reply_drop) X(icmp6_error_in)      \
+    X(icmp6_error_out) X(icmp6_rate_limited) X(icmp6_drop_quote)           \
+    X(icmp6_ptb_in) X(icmp6_pmtu_floored)                                  \
+    /* Neighbor Discovery, DAD, router discovery, MLD */                    \
+    X(nd_in) X(nd_drop_bad) X(nd_ns_in) X(nd_na_in) X(nd_ns_out)           \
+    X(nd_na_out) X(nd_cache_full) X(nd_pending_full) X(nd_pending_expired) \
+    X(nd_evicted) X(nd_resolve_failed) X(nd_request_limited)               \
+    X(nd_dad_ok) X(nd_dad_conflict) X(nd_ra_in) X(nd_rs_out)               \
+    X(mld_report_out) X(mld_query_in)                                      \
     /* UDP */                                                               \
     X(udp_in) X(udp_out) X(udp_drop_short) X(udp_drop_len)                 \
     X(udp_drop_csum) X(udp_drop_no_port) X(udp_drop_port0)                 \

@@ -1,7 +1,28 @@
 /* eth.c - Ethernet II framing. */
-#include "stack.h"
+#include "ip6.h"
 
 const uint8_t eth_broadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+/* Whether a frame to neither our MAC nor broadcast is to the MAC of an
+ * IPv6 group we joined (33:33 and the group's last 4 bytes); counts the
+ * drop when not. */
+static bool mcast_ours(tern_stack *st, const tern_buf *b)
+{
+    const uint8_t *h = b->data;
+    if (h[0] != 0x33 || h[1] != 0x33 || !st->ip6) {
+        CTR(st, eth_drop_not_ours);
+        return false;
+    }
+    uint8_t g[16] = {0xff, 2};
+    tern_memcpy(g + 12, h + 2, 4);
+    if (h[2] == 0xff)             /* solicited-node: ff02::1:ffXX:XXXX */
+        g[11] = 1;
+    if (!ip6_mcast_joined(st, g)) {
+        CTR(st, ip6_drop_mcast_mac);
+        return false;
+    }
+    return true;
+}
 
 void eth_input(tern_stack *st, tern_buf *b)
 {
@@ -11,10 +32,9 @@ void eth_input(tern_stack *st, tern_buf *b)
         return;
     }
     const uint8_t *h = b->data;
-    /* Ours or broadcast; we join no multicast groups. */
+    /* Ours, broadcast, or an IPv6 group we joined. */
     bool ours = tern_memcmp(h, st->cfg.mac, 6) == 0;
-    if (!ours && tern_memcmp(h, eth_broadcast, 6) != 0) {
-        CTR(st, eth_drop_not_ours);
+    if (!ours && tern_memcmp(h, eth_broadcast, 6) != 0 && !mcast_ours(st, b)) {
         tern_buf_release(st, b);
         return;
     }
@@ -25,6 +45,8 @@ void eth_input(tern_stack *st, tern_buf *b)
         ip4_input(st, b);
     } else if (type == ETH_TYPE_ARP) {
         arp_input(st, b);
+    } else if (type == ETH_TYPE_IPV6 && st->ip6) {
+        ip6_input(st, b);
     } else {
         CTR(st, eth_drop_ethertype);
         tern_buf_release(st, b);

@@ -104,23 +104,14 @@ drop:
     tern_buf_release(st, b);
 }
 
-/* Token bucket: icmp_rate_per_sec errors per second, burst of the same. */
+/* icmp_rate_per_sec errors per second, burst of the same. */
 static bool icmp_rate_ok(tern_stack *st)
 {
-    uint32_t rate = st->cfg.icmp_rate_per_sec;
-    if (st->now >= st->icmp_refill) {
-        uint64_t elapsed = st->now - st->icmp_refill;
-        uint64_t add = elapsed / (TERN_NS_PER_SEC / rate) + 1;
-        st->icmp_tokens = (uint32_t)(st->icmp_tokens + add > rate ? rate
-                                                                  : st->icmp_tokens + add);
-        st->icmp_refill = st->now + TERN_NS_PER_SEC / rate;
-    }
-    if (!st->icmp_tokens) {
-        CTR(st, icmp_rate_limited);
-        return false;
-    }
-    st->icmp_tokens--;
-    return true;
+    if (token_take(&st->icmp_tokens, &st->icmp_refill,
+                   st->cfg.icmp_rate_per_sec, st->now))
+        return true;
+    CTR(st, icmp_rate_limited);
+    return false;
 }
 
 void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,

@@ -58,20 +58,6 @@ static uint64_t *ip4_check(tern_stack *st, const tern_buf *b)
     return NULL;
 }
 
-/* Cut a frame (or chain) to len bytes; buffers past the end keep len 0. */
-static void trim_to(tern_buf *b, uint32_t len)
-{
-    if (!b->frag) {
-        b->len = len;
-        return;
-    }
-    for (; b; b = b->frag) {
-        if (b->len > len)
-            b->len = len;
-        len -= b->len;
-    }
-}
-
 void ip4_input(tern_stack *st, tern_buf *b)
 {
     CTR(st, ip_in);
@@ -91,7 +77,7 @@ void ip4_input(tern_stack *st, tern_buf *b)
         tern_buf_release(st, b);
         return;
     }
-    trim_to(b, rd16(h + 2));    /* drops Ethernet padding */
+    buf_trim(b, rd16(h + 2));    /* drops Ethernet padding */
     if (rd16(h + 6) & (IP_FLAG_MF | IP_OFFSET_MASK)) {
         if (st->cfg.no_reassembly || b->frag) {
             CTR(st, ip_drop_fragment);

@@ -1,6 +1,6 @@
 /* stack.c - instance life cycle, the input/poll entry points, the transmit
  * burst and buffer helpers. */
-#include "stack.h"
+#include "ip6.h"
 
 void tern_config_defaults(tern_config *cfg)
 {
@@ -41,12 +41,26 @@ static void fill_defaults(tern_config *c)
     DEF(reasm_slots, 8);
     DEF(reasm_timeout_ms, 30000);
     DEF(rss_queues, 1);
+    DEF(nd_entries, 64);
+    DEF(nd_pending, 64);
+    DEF(dad_transmits, 1);
 #undef DEF
+}
+
+/* IPv6 addresses: at most TERN_MAX_IP6, unicast, prefixes <= 128. */
+static bool ip6_config_valid(const tern_config *c)
+{
+    if (c->n_ip6 > TERN_MAX_IP6)
+        return false;
+    for (unsigned i = 0; i < c->n_ip6; i++)
+        if (!ip6_unicast_ok(c->ip6[i]) || c->ip6_prefix_len[i] > 128)
+            return false;
+    return true;
 }
 
 static bool config_valid(const tern_config *c)
 {
-    return c->buf_ops.alloc && c->buf_ops.free && c->tx && c->ip != 0 &&
+    return ip6_config_valid(c) && c->buf_ops.alloc && c->buf_ops.free && c->tx && c->ip != 0 &&
            c->prefix_len <= 32 && c->mtu >= 576 && c->mtu <= 9000 &&
            c->rss_reta_size <= 512 && c->rss_queue < c->rss_queues &&
            (c->rss_queues <= 1 || c->rss_reta_size > 0);
@@ -71,6 +85,7 @@ static void layout(tern_stack *st, const tern_config *cfg, carve *c)
     udp_mem(st, cfg, c);
     reasm_mem(st, cfg, c);
     tcp_mem(st, cfg, c);
+    ip6_mem(st, cfg, c);
 }
 
 size_t tern_stack_size(const tern_config *cfg)
@@ -119,6 +134,7 @@ void tern_stack_fini(tern_stack *st)
     arp_fini(st);
     reasm_fini(st);
     tcp_fini(st);
+    ip6_fini(st);
 }
 
 void tern_set_user(tern_stack *st, void *user) { st->user = user; }
@@ -138,11 +154,13 @@ static void stack_clock(tern_stack *st, uint64_t now)
 {
     if (!st->clock_ok) {
         st->clock_ok = true;
-        if (now > st->now) {
-            uint64_t shift = now - st->now;
+        uint64_t shift = now > st->now ? now - st->now : 0;
+        if (shift) {
             arp_clock_start(st, shift);
             tcp_clock_start(st, shift);
         }
+        st->now = now;
+        ip6_clock_start(st, shift);   /* may send (DAD): at the new time */
     }
     st->now = now;
 }
@@ -200,6 +218,9 @@ uint64_t tern_poll(tern_stack *st, uint64_t now)
     if (t < next)
         next = t;
     t = reasm_poll(st, now);
+    if (t < next)
+        next = t;
+    t = ip6_poll(st, now);
     if (t < next)
         next = t;
     stack_flush(st);

@@ -60,6 +60,7 @@ struct arp_entry;
 struct reasm;
 struct arp_pending;
 struct tcp_layer;
+struct ip6_layer;
 
 struct tern_udp {
     uint16_t port;            /* 0 = free slot */
@@ -99,6 +100,7 @@ struct tern_stack {
     uint64_t reasm_next;      /* earliest expiry held; no scan before it */
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
+    struct ip6_layer *ip6;    /* ip6.h; NULL when IPv6 is off */
     /* free buffers below which the pool is under pressure for sends: twice
      * cfg.rx_reserve_bufs (tcp/api.c) */
     uint32_t send_floor;
@@ -115,6 +117,19 @@ static inline uint32_t buf_chain_len(const tern_buf *b)
     for (; b; b = b->frag)
         n += b->len;
     return n;
+}
+/* Cut a frame (or chain) to len bytes; buffers past the end keep len 0. */
+static inline void buf_trim(tern_buf *b, uint32_t len)
+{
+    if (!b->frag) {
+        b->len = len;
+        return;
+    }
+    for (; b; b = b->frag) {
+        if (b->len > len)
+            b->len = len;
+        len -= b->len;
+    }
 }
 /* Hand back a buffer whose refs fell to 0: onto the pool's LIFO inline
  * when the embedder gave one and it takes b, else through ops.free. */
@@ -145,6 +160,22 @@ static inline void buf_release(tern_stack *st, tern_buf *b)
  * inside its first buffer (stack.c). */
 uint32_t csum_chain(const tern_buf *b, const uint8_t *from, uint32_t len,
                     uint32_t sum);
+
+/* A token bucket of `rate` per second with a burst of the same (ICMP
+ * errors): takes a token when there is one. */
+static inline bool token_take(uint32_t *tokens, uint64_t *refill,
+                              uint32_t rate, uint64_t now)
+{
+    if (now >= *refill) {
+        uint64_t add = (now - *refill) / (TERN_NS_PER_SEC / rate) + 1;
+        *tokens = (uint32_t)(*tokens + add > rate ? rate : *tokens + add);
+        *refill = now + TERN_NS_PER_SEC / rate;
+    }
+    if (!*tokens)
+        return false;
+    (*tokens)--;
+    return true;
+}
 
 /* ---- memory layout: a bump allocator over the instance memory ---- */
 typedef struct carve {
