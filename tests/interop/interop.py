@@ -282,6 +282,20 @@ def wait_ping(ns, ip, timeout=15.0, proc=None):
     return False
 
 
+def wrk_ok(tc, ns, url):
+    """wrk -c16 for 2 s against url from ns: some requests, only 2xx, no
+    socket errors. Returns the request count."""
+    import re
+    w = run(ns, ["wrk", "-t1", "-c16", "-d2", "--timeout", "5s", url],
+            timeout=30)
+    tc.assertEqual(w.p.returncode, 0, w.describe())
+    m = re.search(r"(\d+) requests in", w.out)
+    tc.assertTrue(m and int(m.group(1)) > 0, w.out)
+    tc.assertNotIn("Non-2xx", w.out, w.out)
+    tc.assertNotIn("Socket errors", w.out, w.out)
+    return int(m.group(1))
+
+
 def need_tools(*tools):
     missing = [t for t in tools
                if subprocess.run(["sh", "-c", "command -v %s" % t],

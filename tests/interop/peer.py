@@ -1,7 +1,8 @@
 """The Linux side of the interop tests: small kernel-socket peers, run inside
 the kernel-side namespace (ip netns exec NS_K python3 peer.py ...). Every
 command prints one JSON object on stdout and exits 0, or prints a reason on
-stderr and exits 1. Standard library only.
+stderr and exits 1. HOST and ADDR are IPv4 or IPv6 addresses (ping: IPv4).
+Standard library only.
 
   peer.py send HOST PORT BYTES [SEED]   send BYTES of seeded pseudo-random
         data, half-close, wait for the peer's FIN; {"bytes", "sha256"}
@@ -42,16 +43,21 @@ def fail(msg):
     sys.exit(1)
 
 
+def family(host):
+    """AF_INET6 for an IPv6 address (the commands take either)."""
+    return socket.AF_INET6 if ":" in host else socket.AF_INET
+
+
 def connect(host, port, src_port=None):
     """Connect with retries (a port just closed may still be in use)."""
     end = time.time() + 10
     while True:
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s = socket.socket(family(host), socket.SOCK_STREAM)
         s.settimeout(TIMEOUT)
         try:
             if src_port:
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                s.bind(("0.0.0.0", src_port))
+                s.bind(("::" if ":" in host else "0.0.0.0", src_port))
             s.connect((host, port))
             return s
         except OSError as e:
@@ -80,7 +86,7 @@ def cmd_send(host, port, nbytes, seed=1):
 
 
 def cmd_recv(addr, port):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls = socket.socket(family(addr), socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.bind((addr, int(port)))
     ls.listen(4)
