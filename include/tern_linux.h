@@ -128,10 +128,20 @@ unsigned tern_dev_rx(tern_dev *d, unsigned q, tern_buf **frames,
  * frames, or -1 when the driver cannot sleep (then poll it). */
 int tern_dev_wait_fd(tern_dev *d, unsigned q);
 
-/* The driver's frame counters, summed over the queues. */
+/* The driver's frame counters, summed over the queues. Two causes of
+ * rx_drops have counters of their own (each also counted in rx_drops):
+ *   rx_drop_nobuf  the queue's pool was empty when a frame arrived: the
+ *                  driver read it and dropped it so that input goes on (the
+ *                  ACKs that free buffers held in send queues arrive there);
+ *                  AF_XDP drops only long frames this way, and only when its
+ *                  fill ring runs low
+ *   rx_drop_vlan   the frame carried a VLAN tag other than 0 (tern is on no
+ *                  VLAN; a priority tag, VLAN 0, is removed and the frame
+ *                  passes), on afpacket, tap and afxdp alike */
 typedef struct tern_dev_stats {
     uint64_t rx_frames, tx_frames;
     uint64_t rx_drops, tx_drops;   /* ring full, no buffer, bad frame */
+    uint64_t rx_drop_nobuf, rx_drop_vlan;
 } tern_dev_stats;
 void tern_dev_get_stats(const tern_dev *d, tern_dev_stats *out);
 

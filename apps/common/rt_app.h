@@ -156,6 +156,11 @@ static inline void rt_report_link(report *rp, rt *r)
     rep_u64(rp, "frames_tx", tx);
     rep_u64(rp, "frames_rx", rx);
     rep_u64(rp, "drops", drops);
+    uint64_t nobuf, vlan;
+    if (rt_link_rx_drop_causes(r, &nobuf, &vlan)) {
+        rep_u64(rp, "rx_drop_nobuf", nobuf);
+        rep_u64(rp, "rx_drop_vlan", vlan);
+    }
     if (!strcmp(rt_params_of(r)->driver, "mem")) {
         uint64_t lost = 0, dup = 0, reord = 0, corr = 0;
         uint64_t tso = 0, lro = 0, by_ref = 0;

@@ -79,7 +79,6 @@ typedef struct afp_dev {
     bool promisc;
     afp_queue *q;
     uint64_t csum_completed;         /* partial checksums finished */
-    uint64_t rx_drop_vlan;           /* tagged frames (also in rx_drops) */
 } afp_dev;
 
 const tern_driver tern_driver_afpacket;
@@ -378,6 +377,7 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
             /* Pool dry: drop this frame and keep reading. Leaving it in
              * the ring would stop input altogether, and with it the ACKs
              * whose arrival frees the buffers held in send queues. */
+            d->base.rx_drop_nobuf++;
             d->base.rx_drops++;
             __atomic_store_n(&h->tp_status, TP_STATUS_KERNEL,
                              __ATOMIC_RELEASE);
@@ -396,7 +396,7 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
              * the frame is for a VLAN, and tern is on none. Dropped as
              * Linux drops it (other host); a priority tag (VLAN 0) is
              * no VLAN and passes. */
-            d->rx_drop_vlan++;
+            d->base.rx_drop_vlan++;
             d->base.rx_drops++;
             tern_pool_release(pool, b);
         } else {

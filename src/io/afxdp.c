@@ -14,7 +14,9 @@
  *     head); a received descriptor maps back to its buffer by slot, and the
  *     frame is handed to the stack in place (data = head + 256, the kernel's
  *     XDP_PACKET_HEADROOM, which is more than TERN_HEADROOM). The stack frees
- *     it to the pool as any other buffer.
+ *     it to the pool as any other buffer. The fill ring never runs dry:
+ *     with the pool empty, long frames are dropped below a floor and their
+ *     buffers reposted (xdp_rx_burst), so ACKs keep arriving.
  *   - tx: a frame the stack built in a pool buffer goes on the tx ring as is
  *     (address = its data); its reference is dropped when the completion ring
  *     gives the address back. Frames that are chains or from elsewhere are
@@ -62,6 +64,13 @@
 #define XDP_TX_KICK_ROUNDS 8
 #define XDP_BUSY_WAITS 100        /* x 10 ms: waiting for a queue to free */
 #define XDP_BUSY_WAIT_US 10000
+/* The fill ring's floor, as a fraction of its target: below it, with the
+ * pool empty, long frames are dropped and their buffers go straight back on
+ * the fill ring (see xdp_rx_burst). */
+#define XDP_FILL_LOW_DIV 8
+/* Frames up to this long (ACKs with SACK blocks, ARP, SYNs) still go up
+ * while the fill ring is between its floor and half of it. */
+#define XDP_SHORT_FRAME 128u
 
 typedef struct xdp_queue {
     struct xsk_umem *umem;
@@ -74,6 +83,7 @@ typedef struct xdp_queue {
     tern_pool *pool;
     unsigned fill_target;   /* buffers we keep posted on the fill ring */
     unsigned fill_posted;   /* posted and not yet received */
+    unsigned fill_low;      /* floor kept with an empty pool */
     unsigned tx_size;
     unsigned tx_inflight;   /* on the tx ring or awaiting completion */
     int fd;
@@ -335,6 +345,9 @@ static int open_queue(xdp_dev *d, unsigned qi, const tern_dev_args *a,
      * stack's own allocations and frames it holds. */
     unsigned half = tern_pool_count(q->pool) / 2;
     q->fill_target = ring < half ? ring : half;
+    q->fill_low = q->fill_target / XDP_FILL_LOW_DIV;
+    if (q->fill_low < 2)
+        q->fill_low = 2;
     refill(q);
     return 0;
 }
@@ -436,25 +449,62 @@ static tern_dev *xdp_open(const tern_dev_args *a, char *err, size_t errlen)
 
 /* ---- data path ---- */
 
+/* Put buffer b straight back on the fill ring (its frame dropped). */
+static bool repost(xdp_queue *q, tern_buf *b)
+{
+    uint32_t idx;
+    if (xsk_ring_prod__reserve(&q->fill, 1, &idx) != 1)
+        return false;
+    *xsk_ring_prod__fill_addr(&q->fill, idx) = buf_addr(q, b->head);
+    xsk_ring_prod__submit(&q->fill, 1);
+    return true;
+}
+
+/* With the pool empty (the stack holds it: send queues, out-of-order
+ * data), every received frame would take one more buffer off the fill ring
+ * and the ring would run dry: the kernel then drops everything, the ACKs
+ * that would free the send queues included, and input stops. So below
+ * fill_low a long frame is dropped (rx_drop_nobuf) and its buffer reposted
+ * at once; short frames (ACKs, ARP) still go up down to half the floor,
+ * below which every frame is dropped. The ring never empties, and input
+ * resumes in full as soon as the stack frees buffers. */
+static bool keep_for_fill(const xdp_queue *q, unsigned posted, uint32_t len)
+{
+    if (posted >= q->fill_low || tern_pool_available(q->pool))
+        return false;
+    return len > XDP_SHORT_FRAME || posted < q->fill_low / 2;
+}
+
 static unsigned xdp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
                              unsigned max)
 {
     xdp_dev *d = (xdp_dev *)dev;
     xdp_queue *q = &d->q[qi];
     uint32_t idx;
-    unsigned n = xsk_ring_cons__peek(&q->rx, max, &idx);
+    unsigned n = xsk_ring_cons__peek(&q->rx, max, &idx), out = 0;
     for (unsigned i = 0; i < n; i++) {
         const struct xdp_desc *desc = xsk_ring_cons__rx_desc(&q->rx, idx + i);
         uint64_t a = xsk_umem__add_offset_to_addr(desc->addr);
         tern_buf *b = addr_buf(q, a);
+        if (keep_for_fill(q, q->fill_posted - 1, desc->len) && repost(q, b)) {
+            d->base.rx_drop_nobuf++;
+            d->base.rx_drops++;
+            continue;
+        }
+        q->fill_posted--;
         b->data = q->base + a;
         b->len = desc->len;
-        frames[i] = b;
+        if (tern_netif_vlan_rx(b)) {
+            d->base.rx_drop_vlan++;
+            d->base.rx_drops++;
+            tern_pool_release(q->pool, b);
+            continue;
+        }
+        frames[out++] = b;
     }
     if (n) {
         xsk_ring_cons__release(&q->rx, n);
-        q->fill_posted -= n;
-        d->base.rx_frames += n;
+        d->base.rx_frames += out;
     }
     refill(q);
     if (xsk_ring_prod__needs_wakeup(&q->fill))
@@ -465,7 +515,7 @@ static unsigned xdp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
         if (q->tx_inflight)
             kick_tx(d, q);
     }
-    return n;
+    return out;
 }
 
 static void xdp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,

@@ -182,8 +182,11 @@ struct tern_dev {
     uint16_t mtu;
     unsigned queues;
     tern_pool **pools;     /* one per queue */
-    /* Driver counters. */
+    /* Driver counters. rx_drop_nobuf (pool empty: the frame was read and
+     * dropped so that reading goes on) and rx_drop_vlan (VLAN-tagged) are
+     * also counted in rx_drops. */
     uint64_t rx_frames, tx_frames, rx_drops, tx_drops;
+    uint64_t rx_drop_nobuf, rx_drop_vlan;
     /* tern_dev_setup's transmit contexts, one per queue (dev_api.c);
      * NULL until the first setup. */
     struct tern_dev_txq *api_txq;

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <string.h>
+
 #include "io.h"
 
 /* Write a one-line error into err (never overflows, always terminated). */
@@ -65,6 +67,26 @@ void tern_netif_release(struct tern_dev *d, unsigned q, tern_buf *frame);
  * Returns the frame's total length (which may exceed cap: then the frame
  * does not fit and nothing meaningful was copied past cap). */
 size_t tern_netif_linearize(const tern_buf *frame, uint8_t *out, size_t cap);
+
+/* A received frame that starts with an 802.1Q or 802.1ad tag (tap and
+ * AF_XDP see tags in the frame; AF_PACKET gets them as metadata). tern is
+ * on no VLAN: returns true when the frame must be dropped (a VLAN ID other
+ * than 0, counted by the caller in rx_drop_vlan), as Linux drops it without
+ * a VLAN device. A priority tag (VLAN 0) is no VLAN: it is taken off in
+ * place (the addresses move 4 bytes up) and the frame passes. */
+static inline bool tern_netif_vlan_rx(tern_buf *b)
+{
+    uint8_t *f = b->data;
+    if (b->len < 18 || !((f[12] == 0x81 && f[13] == 0x00) ||
+                         (f[12] == 0x88 && f[13] == 0xa8)))
+        return false;
+    if ((f[14] & 0x0f) | f[15])
+        return true;
+    memmove(f + 4, f, 12);
+    b->data += 4;
+    b->len -= 4;
+    return false;
+}
 
 /* Raise RLIMIT_MEMLOCK to infinity (or as high as allowed). Returns 0 or
  * -errno. */

@@ -18,6 +18,10 @@
  * and segments GSO packets before it hands them to a tap reader, and takes
  * only complete frames from it.
  *
+ * When the pool is empty, frames are still read (into a scratch buffer)
+ * and dropped, counted in rx_drop_nobuf: input never stops. VLAN-tagged
+ * frames are dropped (rx_drop_vlan); a priority tag is taken off.
+ *
  * Options (tern_dev_args.extra): mac=..., up=0|1 (bring the interface up;
  * default: only when this open created it).
  */
@@ -42,6 +46,8 @@ typedef struct tap_dev {
     struct tern_dev base;
     char ifname[IFNAMSIZ];
     int *fds;
+    uint8_t *scratch;      /* frames read and dropped when the pool is dry */
+    size_t scratch_len;
 } tap_dev;
 
 const tern_driver tern_driver_tap;
@@ -57,6 +63,7 @@ static void tap_close(tern_dev *dev)
                 close(d->fds[i]);
         free(d->fds);
     }
+    free(d->scratch);
     tern_netif_dev_fini(&d->base);
     free(d);
 }
@@ -190,8 +197,34 @@ static tern_dev *tap_open(const tern_dev_args *a, char *err, size_t errlen)
         tap_close(&d->base);
         return NULL;
     }
+    d->scratch_len = max_frame;
+    d->scratch = malloc(d->scratch_len);
+    if (!d->scratch) {
+        tern_netif_err(err, errlen, "tap: out of memory");
+        tap_close(&d->base);
+        return NULL;
+    }
     d->base.caps = 0;
     return &d->base;
+}
+
+/* Read one frame into the scratch buffer and drop it: the pool is empty.
+ * Leaving frames in the tap's queue would stop input altogether, and with
+ * it the ACKs whose arrival frees the buffers held in send queues. Returns
+ * false when there is nothing (more) to read. */
+static bool tap_drop_one(tap_dev *d, int fd)
+{
+    if (!d->scratch)
+        return false;
+    ssize_t r;
+    do {
+        r = read(fd, d->scratch, d->scratch_len);
+    } while (r < 0 && errno == EINTR);
+    if (r <= 0)
+        return false;
+    d->base.rx_drop_nobuf++;
+    d->base.rx_drops++;
+    return true;
 }
 
 static unsigned tap_rx_burst(tern_dev *dev, unsigned q, tern_buf **frames,
@@ -201,10 +234,14 @@ static unsigned tap_rx_burst(tern_dev *dev, unsigned q, tern_buf **frames,
     tern_pool *pool = d->base.pools[q];
     int fd = d->fds[q];
     unsigned n = 0;
-    while (n < max) {
+    /* reads: at most max per call, whatever becomes of them */
+    for (unsigned reads = 0; n < max && reads < max; reads++) {
         tern_buf *b = tern_pool_alloc(pool);
-        if (!b)
-            break;
+        if (!b) {
+            if (!tap_drop_one(d, fd))
+                break;
+            continue;
+        }
         size_t room = b->size - (size_t)(b->data - b->head);
         ssize_t r = read(fd, b->data, room);
         if (r <= 0) {
@@ -213,12 +250,14 @@ static unsigned tap_rx_burst(tern_dev *dev, unsigned q, tern_buf **frames,
                 continue;
             break; /* EAGAIN: nothing more; EIO etc.: try next time */
         }
-        if (r < 14) {
+        b->len = (uint32_t)r;
+        if (r < 14 || tern_netif_vlan_rx(b)) {
+            if (r >= 14)
+                d->base.rx_drop_vlan++;
             d->base.rx_drops++;
             tern_pool_release(pool, b);
             continue;
         }
-        b->len = (uint32_t)r;
         frames[n++] = b;
         d->base.rx_frames++;
     }

@@ -258,6 +258,16 @@ uint64_t rt_conn_count(const rt *r, int role)
     return n;
 }
 
+bool rt_link_rx_drop_causes(const rt *r, uint64_t *nobuf, uint64_t *vlan)
+{
+    *nobuf = *vlan = 0;
+    if (!r->dev)
+        return false;
+    *nobuf = r->dev->rx_drop_nobuf;
+    *vlan = r->dev->rx_drop_vlan;
+    return true;
+}
+
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops)
 {
     *rx = *tx = *drops = 0;

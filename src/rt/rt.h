@@ -178,6 +178,9 @@ void rt_counters(const rt *r, int role, tern_counters *out);
 uint64_t rt_conn_count(const rt *r, int role);
 /* Driver/link counters summed: frames and drops, for reports. */
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops);
+/* The device's receive drops by cause (tern_dev_stats): no buffer, VLAN.
+ * false on the mem link, which has its own figures. */
+bool rt_link_rx_drop_causes(const rt *r, uint64_t *nobuf, uint64_t *vlan);
 
 /* Steering counters of core i (steer.h), NULL without rt_params.steer. */
 struct steer_stats;

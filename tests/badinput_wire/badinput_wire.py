@@ -197,7 +197,13 @@ def make_target_class():
                 return died, None
             for line in out.splitlines():
                 if line.startswith("{"):
-                    return p.returncode, json.loads(line).get("counters", {})
+                    rep = json.loads(line)
+                    ctrs = dict(rep.get("counters", {}))
+                    # the driver's drop causes, as link_<name>
+                    for k in ("rx_drop_vlan", "rx_drop_nobuf"):
+                        if k in rep.get("link", {}):
+                            ctrs["link_" + k] = rep["link"][k]
+                    return p.returncode, ctrs
             return p.returncode, None
 
         def alive(self):
@@ -405,8 +411,8 @@ def eth_unknown_type(ctx):
 
 
 @wcase("eth", "eth_vlan_tagged", "SYN tagged 802.1Q VLAN 5 to the echo port",
-       "no SYN-ACK (tern is on no VLAN; AF_PACKET: dropped by the driver)",
-       TCP_NONE)
+       "no SYN-ACK (tern is on no VLAN: dropped by the driver)",
+       dict(TCP_NONE, link_rx_drop_vlan=1))
 def eth_vlan_tagged(ctx):
     start = ctx.mark()
     ctx.send_frame(struct.pack("!HH", 5, 0x0800) + bytes(ctx.syn()),

@@ -16,6 +16,12 @@
  *   rx_per_frame   afpacket hands each frame over as soon as the kernel has
  *                  written it (no block held back for a retire timer), poll
  *                  says so, and a sleeping poll() wakes for one frame
+ *   vlan_dropped   a frame tagged VLAN 5 is dropped, counted in
+ *                  rx_drop_vlan; a priority-tagged one arrives untagged
+ *   dry_pool       with every pool buffer held, the driver still reads
+ *                  each frame (dropping it, counted); AF_XDP keeps its
+ *                  fill ring from running dry and passes short frames;
+ *                  input resumes when the pool is back
  *   two_queues     two queues (fanout / multi-queue tap / two XSKs) work;
  *                  needs hosts made with --queues 2 (skipped otherwise)
  *
@@ -23,6 +29,7 @@
  * one-queue tests run on one-queue hosts (on a two-queue veth the kernel's
  * frames may arrive on rx queue 1, which a one-queue device never sees).
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -477,13 +484,20 @@ static int ref_socket(void)
     return fd;
 }
 
-static bool send_marked(int peer, const tern_dev *d, uint32_t seq)
+/* A marked frame of len bytes (60..1514). */
+static bool send_marked_len(int peer, const tern_dev *d, uint32_t seq,
+                            size_t len)
 {
-    uint8_t f[64] = {0};
+    uint8_t f[1514] = {0};
     uint8_t *p = dt_eth(f, d->mac, hosts.mac_k, RX_TEST_TYPE);
     memcpy(p, rx_mark, sizeof(rx_mark));
     put32(p + sizeof(rx_mark), seq);
-    return send(peer, f, 60, 0) == 60;
+    return send(peer, f, len, 0) == (ssize_t)len;
+}
+
+static bool send_marked(int peer, const tern_dev *d, uint32_t seq)
+{
+    return send_marked_len(peer, d, seq, 60);
 }
 
 static bool is_marked(const uint8_t *f, size_t len, uint32_t seq)
@@ -594,6 +608,179 @@ static void rx_per_frame(void **state)
                  wakes);
 }
 
+/* ---- VLAN tags ---- */
+
+/* A marked frame with an 802.1Q tag of VLAN vid in front of its type. */
+static bool send_marked_vlan(int peer, const tern_dev *d, uint32_t seq,
+                             uint16_t vid)
+{
+    uint8_t f[64] = {0};
+    uint8_t *p = dt_eth(f, d->mac, hosts.mac_k, 0x8100);
+    put16(p, vid);
+    put16(p + 2, RX_TEST_TYPE);
+    memcpy(p + 4, rx_mark, sizeof(rx_mark));
+    put32(p + 4 + sizeof(rx_mark), seq);
+    return send(peer, f, 64, 0) == 64;
+}
+
+/* tern is on no VLAN: a frame tagged VLAN 5 is dropped and counted in
+ * rx_drop_vlan on every driver (AF_PACKET reads the tag from the ring's
+ * metadata, tap and AF_XDP from the frame); a priority tag (VLAN 0) is no
+ * VLAN: the frame arrives without it. */
+static void vlan_dropped(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    int peer = peer_socket();
+    assert_true(peer >= 0);
+    bool unused = false;
+    while (burst_has(d, 0, &unused))
+        ;
+    uint64_t vlan0 = d->rx_drop_vlan, drops0 = d->rx_drops;
+    assert_true(send_marked_vlan(peer, d, 1, 5));
+    assert_true(send_marked_vlan(peer, d, 2, 0));
+    assert_true(send_marked(peer, d, 3));
+    bool got[4] = {false};
+    uint64_t end = dt_now_ns() + 5000ull * 1000000ull;
+    while (!got[3] && dt_now_ns() < end) {
+        tern_buf *frames[32];
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            for (uint32_t k = 1; k <= 3; k++)
+                if (is_marked(frames[i]->data, frames[i]->len, k))
+                    got[k] = true;
+            tern_pool_release(d->pools[0], frames[i]);
+        }
+        if (!n)
+            dt_wait(d, 0, 10);
+    }
+    close(peer);
+    assert_true(got[3]);
+    assert_false(got[1]);
+    assert_true(got[2]);
+    assert_int_equal(d->rx_drop_vlan - vlan0, 1);
+    assert_true(d->rx_drops - drops0 >= 1);
+    tern_dev_stats st;
+    tern_dev_get_stats(d, &st);
+    assert_int_equal(st.rx_drop_vlan, d->rx_drop_vlan);
+}
+
+/* ---- a dry pool: input goes on ---- */
+
+#define DRY_ROUNDS 40
+#define DRY_LONG 16        /* long frames per round, then one short one */
+#define DRY_LONG_LEN 1000
+#define DRY_SHORT_BASE 100000u
+
+typedef struct held_bufs {
+    tern_buf **b;
+    unsigned n, cap;
+} held_bufs;
+
+static void hold(held_bufs *h, tern_buf *b)
+{
+    assert_true(h->n < h->cap);
+    h->b[h->n++] = b;
+}
+
+/* Burst queue 0 until the driver has accounted for `want` frames since
+ * `base` (received or dropped and counted), holding what it hands over, or
+ * until a generous bound passes (a stall). Returns the short frames got. */
+static unsigned dry_drain(tern_dev *d, held_bufs *h, uint64_t base,
+                          uint64_t want)
+{
+    uint64_t end = dt_now_ns() + 5000ull * 1000000ull;
+    unsigned shorts = 0;
+    while (d->rx_frames + d->rx_drops - base < want && dt_now_ns() < end) {
+        tern_buf *frames[32];
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            if (frames[i]->len < 100)
+                shorts++;
+            hold(h, frames[i]);
+        }
+        if (!n)
+            dt_wait(d, 0, 10);
+    }
+    return shorts;
+}
+
+/* The stack holds every buffer of the pool (send queues waiting for ACKs,
+ * out-of-order data) and keeps every frame the driver hands over. The
+ * driver must go on reading: each frame is received or dropped and counted
+ * (rx_drop_nobuf), never left in the kernel (where the ACKs that would free
+ * the pool wait behind stale frames, or, on AF_XDP, an empty fill ring
+ * makes the kernel drop everything). AF_XDP still passes short frames (the
+ * ACKs) from its fill-ring floor. Once the pool is back, a new frame
+ * arrives and no stale one does. */
+static void dry_pool(void **state)
+{
+    fixture *fx = *state;
+    tern_dev *d = fx->d;
+    tern_pool *pool = d->pools[0];
+    int peer = peer_socket();
+    assert_true(peer >= 0);
+    bool unused = false;
+    while (burst_has(d, 0, &unused))
+        ; /* whatever arrived before */
+
+    held_bufs h = {.cap = tern_pool_count(pool) + DRY_ROUNDS * (DRY_LONG + 1)};
+    h.b = calloc(h.cap, sizeof(*h.b));
+    assert_non_null(h.b);
+    tern_buf *b;
+    while ((b = tern_pool_alloc(pool)))
+        hold(&h, b);
+    uint64_t base = d->rx_frames + d->rx_drops, drops0 = d->rx_drop_nobuf;
+    uint32_t seq = 1;
+    unsigned shorts_sent = 0, shorts_got = 0;
+    for (unsigned r = 0; r < DRY_ROUNDS; r++) {
+        for (unsigned i = 0; i < DRY_LONG; i++)
+            assert_true(send_marked_len(peer, d, seq++, DRY_LONG_LEN));
+        assert_true(send_marked(peer, d, DRY_SHORT_BASE + shorts_sent++));
+        shorts_got += dry_drain(d, &h, base, (uint64_t)r * (DRY_LONG + 1) +
+                                                 DRY_LONG + 1);
+    }
+    uint64_t sent = (uint64_t)DRY_ROUNDS * (DRY_LONG + 1);
+    uint64_t seen = d->rx_frames + d->rx_drops - base;
+    uint64_t nobuf = d->rx_drop_nobuf - drops0;
+    print_message("dry pool: %" PRIu64 " frames sent, %" PRIu64
+                  " read (%" PRIu64 " dropped for want of a buffer), %u of "
+                  "%u short ones handed over\n",
+                  sent, seen, nobuf, shorts_got, shorts_sent);
+    if (seen < sent)
+        fail_msg("the driver stopped reading with its pool dry: %" PRIu64
+                 " of %" PRIu64 " frames read", seen, sent);
+    assert_true(nobuf > 0);
+    if (!strcmp(drv_name, "afxdp"))
+        assert_int_equal(shorts_got, shorts_sent);
+
+    /* The pool comes back: a new frame arrives, and no stale one. */
+    for (unsigned i = 0; i < h.n; i++)
+        tern_pool_release(pool, h.b[i]);
+    free(h.b);
+    const uint32_t fresh = 999999;
+    assert_true(send_marked(peer, d, fresh));
+    bool got = false;
+    unsigned stale = 0;
+    uint64_t end = dt_now_ns() + 5000ull * 1000000ull;
+    while (!got && dt_now_ns() < end) {
+        tern_buf *frames[32];
+        unsigned n = d->drv->rx_burst(d, 0, frames, 32);
+        for (unsigned i = 0; i < n; i++) {
+            if (is_marked(frames[i]->data, frames[i]->len, fresh))
+                got = true;
+            else if (frames[i]->len >= DRY_LONG_LEN)
+                stale++;
+            tern_pool_release(pool, frames[i]);
+        }
+        if (!n)
+            dt_wait(d, 0, 10);
+    }
+    close(peer);
+    assert_true(got);
+    assert_int_equal(stale, 0);
+}
+
 static void two_queues(void **state)
 {
     fixture *fx = *state;
@@ -646,6 +833,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(partial_csum, setup, teardown),
         cmocka_unit_test_setup_teardown(rx_sum_on_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(rx_per_frame, setup, teardown),
+        cmocka_unit_test_setup_teardown(vlan_dropped, setup, teardown),
+        cmocka_unit_test_setup_teardown(dry_pool, setup, teardown),
         cmocka_unit_test_setup_teardown(two_queues, setup, teardown),
     };
     /* TERN_TEST_FILTER: run only the tests whose name matches (cmocka
