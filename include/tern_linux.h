@@ -153,6 +153,12 @@ void tern_dev_get_stats(const tern_dev *d, tern_dev_stats *out);
  * What tern_rt_run runs. The device is opened with one queue per CPU and
  * each thread runs its own stack instance on its queue (the NIC's RSS
  * spreads flows; give as many CPUs as the device has queues, or one).
+ * When the device has fewer queues than you want CPUs (a veth, a NIC
+ * without RSS), set `steer`: the runtime then reads `steer_queues` queues
+ * and hands every received frame to the CPU that owns its flow, by the
+ * Toeplitz hash of its addresses and ports (as Linux's RPS does), and the
+ * stacks pick their local ports with the same hash, so each connection
+ * lives on one CPU both ways. docs/drivers.md says what it costs.
  * The runtime fills each instance's identity, buffers, transmit, secret
  * (getrandom) and rx_burst; `configure` adds callbacks and sizing.
  */
@@ -170,6 +176,13 @@ typedef struct tern_rt_config {
     unsigned ncpus;
     bool busy_poll;        /* spin on the queue; false: sleep until a frame
                               or the stack's next deadline */
+    /* Software steering over the CPUs (see above); steer_queues: device
+     * queues to read, 1 .. ncpus (0 = 1). Ignored with one CPU. */
+    bool steer;
+    unsigned steer_queues;
+    unsigned pool_size;    /* buffers per CPU's pool, 0 = driver default;
+                              a small pool makes tern_tcp_send refuse with
+                              -TERN_ENOBUFS sooner (see cb.writable) */
     void *app;             /* yours: tern_rt_app() gives it back */
     /* Per thread, before its stack is built: set cfg->cb, sizing, TCP
      * options (leave the link fields the runtime set). May be NULL. */
@@ -177,6 +190,19 @@ typedef struct tern_rt_config {
     /* Per thread, on it, once its stack exists: listen, connect. Return 0,
      * or nonzero to stop the run (tern_rt_run then fails). */
     int (*start)(void *app, unsigned core, tern_stack *st);
+    /* Per thread, every turn of its loop (after the received frames were
+     * handed to the stack, before its timers run): your timers, expiry,
+     * work queued by other threads. now_ns is the turn's clock
+     * (tern_now_ns). Keep it short: the loop waits for it. Without
+     * busy_poll the loop sleeps between turns until a frame arrives or the
+     * stack's next deadline, so a hook that needs a turn at least every
+     * so often must keep a timer or a connection of its own busy. May be
+     * NULL. */
+    void (*loop)(void *app, unsigned core, tern_stack *st, uint64_t now_ns);
+    /* Per thread, the work done so far (requests answered, bytes
+     * served...), for tern_rt_get_core_stats's rate at full speed. NULL:
+     * frames received. Called on the thread every 10 ms. */
+    uint64_t (*work)(void *app, unsigned core);
     /* Per thread when the run ends, before the stack is freed: close
      * connections, read counters. May be NULL. */
     void (*finish)(void *app, unsigned core, tern_stack *st);
@@ -187,9 +213,9 @@ void tern_rt_config_defaults(tern_rt_config *cfg);
 
 /* Open the device, start the threads and wait until SIGINT, SIGTERM or
  * tern_rt_stop(). Returns 0, or -1 with one line in err (device, CPU or
- * start failure). Once per process: it installs handlers for SIGINT and
- * SIGTERM (the first stops the run, a second one kills) and for crash
- * signals (they print a backtrace), and ignores SIGPIPE. */
+ * start failure). Once per process at a time: it installs handlers for
+ * SIGINT and SIGTERM (the first stops the run, a second one kills) and
+ * for crash signals (they print a backtrace), and ignores SIGPIPE. */
 int tern_rt_run(const tern_rt_config *cfg, char *err, size_t errlen);
 /* Make tern_rt_run return: from any thread or a signal handler. */
 void tern_rt_stop(void);
@@ -200,6 +226,47 @@ void tern_rt_stop(void);
  * per-connection user pointers (tern_tcp_set_user) and these instead. */
 void *tern_rt_app(const tern_stack *st);
 unsigned tern_rt_core(const tern_stack *st);
+
+/* What one thread (core) of the runtime did. */
+typedef struct tern_rt_core_stats {
+    unsigned cpu;              /* the CPU it was pinned to */
+    uint64_t loops;            /* turns of its loop */
+    uint64_t rx_frames;        /* frames handed to its stack */
+    uint64_t sleeps;           /* times it slept (not busy_poll) */
+    /* Software steering (zero without): frames of its queue kept, handed
+     * to other cores, taken from them, sent to every core (ARP), lost to
+     * a full ring or to no buffer for a copy; transmit bursts handed to
+     * the core owning a queue, and those lost to a full ring. */
+    uint64_t steer_kept, steer_out, steer_in, steer_broadcast;
+    uint64_t steer_ring_drops, steer_copy_drops;
+    uint64_t steer_tx_forwarded, steer_tx_drops;
+    /* The host's speed for this thread (its loop times a fixed chain of
+     * adds every 10 ms, so a shared or clocked-down vCPU shows): the
+     * fastest probe and the time-weighted median, in GHz; the share of the
+     * time in full-speed windows (>= 90% of the fastest); the config's
+     * `work` per second in those windows and over the whole run. */
+    double best_ghz, median_ghz, full_share;
+    double rate_full, rate_all;
+    uint32_t conns;            /* connections its stack holds (TIME_WAIT
+                                  included; after a run: once drained) */
+    tern_counters counters;    /* its stack's counters (tern.h) */
+} tern_rt_core_stats;
+
+/* The device's frame counters, all queues. */
+typedef struct tern_rt_link_stats {
+    uint64_t rx_frames, tx_frames, drops;
+} tern_rt_link_stats;
+
+/* Statistics of thread `core` (0 .. ncpus-1), and of the device. Two
+ * moments: on a runtime thread during a run, its own core's figures so far
+ * (from its callbacks or loop hook; the link figures are those of the
+ * whole device); after tern_rt_run returned, the run's final figures, kept
+ * until the next tern_rt_run. Returns 0, or -TERN_EINVAL for a core out of
+ * range, another thread's core during a run, or no run yet. */
+int tern_rt_get_core_stats(unsigned core, tern_rt_core_stats *out);
+int tern_rt_get_link_stats(tern_rt_link_stats *out);
+/* Threads of the current or last run (0: none yet). */
+unsigned tern_rt_ncores(void);
 
 #ifdef __cplusplus
 }

@@ -49,6 +49,7 @@ kv_ctx *kv_ctx_new(kv_server *srv)
     if (!cx)
         return NULL;
     cx->srv = srv;
+    cx->idx = i;
     srv->ctx[i] = cx;
     return cx;
 }
@@ -284,25 +285,39 @@ static int c_incrby(kv_ctx *cx, bytebuf *out, bool neg)
 static int c_incrby_(kv_ctx *cx, bytebuf *out) { return c_incrby(cx, out, 0); }
 static int c_decrby(kv_ctx *cx, bytebuf *out) { return c_incrby(cx, out, 1); }
 
+/* The stripes of the keys at arguments first, first + step, ... */
+static void lock_keys(kv_ctx *cx, unsigned first, unsigned step,
+                      kv_lockset *ls)
+{
+    memset(ls, 0, sizeof *ls);
+    for (unsigned i = first; i < cx->req.argc; i += step)
+        kv_lockset_add(ls, hash_arg(cx, i));
+    kv_lock_set(cx->srv->store, ls);
+}
+
+/* MGET reads every key under all their stripes' locks: one moment. */
 static int c_mget(kv_ctx *cx, bytebuf *out)
 {
     kv_store *s = cx->srv->store;
+    kv_lockset ls;
+    lock_keys(cx, 1, 1, &ls);
     resp_array(out, cx->req.argc - 1);
     for (unsigned i = 1; i < cx->req.argc; i++) {
         uint64_t h = hash_arg(cx, i);
-        kv_stripe *st = kv_lock(s, h);
+        kv_stripe *st = &s->stripe[h & (KV_STRIPES - 1)];
         kv_entry *e = kv_find(s, st, ARG(i), h, cx->now_ms);
         if (e)
             resp_bulk(out, kv_val(e), e->vlen);
         else
             resp_nil(out);
-        kv_unlock(st);
     }
+    kv_unlock_set(s, &ls);
     return KV_CONT;
 }
 
-/* MSET sets each pair under its own stripe's lock: another core may see
- * some of the keys set before the others. */
+/* MSET sets every pair under all their stripes' locks, all or none: a
+ * reader on another core sees the keys before it or after it, never a
+ * mix, and -OOM leaves every key as it was. */
 static int c_mset(kv_ctx *cx, bytebuf *out)
 {
     if (cx->req.argc % 2 == 0) {
@@ -310,17 +325,27 @@ static int c_mset(kv_ctx *cx, bytebuf *out)
         return KV_CONT;
     }
     kv_store *s = cx->srv->store;
-    for (unsigned i = 1; i + 1 < cx->req.argc; i += 2) {
-        uint64_t h = hash_arg(cx, i);
-        kv_stripe *st = kv_lock(s, h);
-        kv_entry *e = kv_put(s, st, ARG(i), h, ARG(i + 1), 0);
-        kv_unlock(st);
-        if (!e) {
-            resp_error(out, oom_msg);
-            return KV_CONT;
-        }
+    size_t n = (cx->req.argc - 1) / 2;
+    kv_pair *p = malloc(n * sizeof *p);
+    if (!p) {
+        resp_error(out, oom_msg);
+        return KV_CONT;
     }
-    resp_ok(out);
+    for (size_t j = 0; j < n; j++) {
+        unsigned i = 1 + 2 * (unsigned)j;
+        p[j] = (kv_pair){.k = cx->req.argv[i], .kl = cx->req.argl[i],
+                         .v = cx->req.argv[i + 1], .vl = cx->req.argl[i + 1],
+                         .h = hash_arg(cx, i)};
+    }
+    kv_lockset ls;
+    lock_keys(cx, 1, 2, &ls);
+    bool ok = kv_put_all(s, p, n, 0);
+    kv_unlock_set(s, &ls);
+    free(p);
+    if (ok)
+        resp_ok(out);
+    else
+        resp_error(out, oom_msg);
     return KV_CONT;
 }
 
@@ -412,7 +437,7 @@ static int c_info(kv_ctx *cx, bytebuf *out)
     char text[1024];
     int n = snprintf(text, sizeof text,
         "# Server\r\nserver_name:%s\r\nserver_version:" KV_VERSION "\r\n"
-        "uptime_in_seconds:%lld\r\n"
+        "uptime_in_seconds:%lld\r\nserver_thread:%u\r\n"
         "# Clients\r\nconnected_clients:%llu\r\n"
         "# Memory\r\nused_memory:%llu\r\nmaxmemory:%llu\r\n"
         "maxmemory_policy:noeviction\r\n"
@@ -421,6 +446,7 @@ static int c_info(kv_ctx *cx, bytebuf *out)
         "rejected_writes_oom:%llu\r\n"
         "# Keyspace\r\ndb0:keys=%llu,expires=%llu,avg_ttl=0\r\n",
         srv->name, (long long)((cx->now_ms - srv->start_ms) / 1000),
+        cx->idx,
         (unsigned long long)(opened - closed),
         (unsigned long long)kv_used(s), (unsigned long long)s->maxmemory,
         (unsigned long long)opened, (unsigned long long)TOTAL(commands),

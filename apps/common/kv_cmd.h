@@ -29,6 +29,7 @@ typedef struct kv_server {
  * thread may read them). */
 typedef struct kv_ctx {
     kv_server *srv;
+    unsigned idx;                       /* 0, 1, ...: INFO's server_thread */
     int64_t now_ms;                     /* the loop's clock, milliseconds */
     _Atomic uint64_t commands, conns_opened, conns_closed;
     _Atomic uint64_t bytes_in, bytes_out;

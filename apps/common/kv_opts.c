@@ -16,6 +16,9 @@ void kv_opts_parse(common_opts *co, kv_opts *ko, int argc, char **argv)
         OPT("maxmemory", OT_SIZE, &ko->maxmemory, "N",
             "bound on the keys' memory (default 1G; 0 = none): a write "
             "that would pass it gets -OOM"),
+        OPT("pool-size", OT_UINT, &ko->pool_size, "N",
+            "tern-kv: buffers in each core's pool (default: the driver's); "
+            "kern-kv ignores it", .max = 1u << 24),
         OPT_END,
     };
     const char *usage =

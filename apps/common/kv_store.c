@@ -32,6 +32,24 @@ static void ctr_add(_Atomic uint64_t *c, int64_t d)
     atomic_fetch_add_explicit(c, (uint64_t)d, memory_order_relaxed);
 }
 
+/* Count `bytes` more against the bound, or refuse: one atomic step, so
+ * cores writing at once cannot pass the bound together. */
+static bool reserve(kv_store *s, uint64_t bytes)
+{
+    if (!s->maxmemory) {
+        used_add(s, (int64_t)bytes);
+        return true;
+    }
+    uint64_t cur = atomic_load_explicit(&s->used, memory_order_relaxed);
+    do {
+        if (cur + bytes > s->maxmemory || cur + bytes < cur)
+            return false;
+    } while (!atomic_compare_exchange_weak_explicit(
+        &s->used, &cur, cur + bytes, memory_order_relaxed,
+        memory_order_relaxed));
+    return true;
+}
+
 kv_store *kv_store_new(uint64_t maxmemory)
 {
     kv_store *s = aligned_alloc(64, sizeof *s);
@@ -178,11 +196,13 @@ kv_entry *kv_find(kv_store *s, kv_stripe *st, const char *k, size_t kl,
 static void grow(kv_store *s, kv_stripe *st)
 {
     uint32_t n = (st->mask + 1) * 2;
-    if (!n || (s->maxmemory && kv_used(s) + n * 8 > s->maxmemory))
+    if (!n || !reserve(s, (uint64_t)(n / 2) * 8))
         return;
     kv_entry **slot = calloc(n, sizeof *slot);
-    if (!slot)
+    if (!slot) {
+        used_add(s, -(int64_t)(n / 2) * 8);
         return;
+    }
     for (uint32_t b = 0; b <= st->mask; b++) {
         kv_entry *e = st->slot[b];
         while (e) {
@@ -194,44 +214,39 @@ static void grow(kv_store *s, kv_stripe *st)
         }
     }
     free(st->slot);
-    used_add(s, (int64_t)(n / 2) * 8);
     st->slot = slot;
     st->mask = n - 1;
 }
 
-kv_entry *kv_put(kv_store *s, kv_stripe *st, const char *k, size_t kl,
-                 uint64_t h, const char *v, size_t vl, int64_t expire_ms)
+static kv_entry *entry_new(const char *k, size_t kl, uint64_t h,
+                           const char *v, size_t vl, int64_t expire_ms)
 {
-    kv_entry **pp = link_of(st, k, kl, h);
-    kv_entry *old = *pp;
-    uint64_t cost = entry_cost(kl, vl);
-    uint64_t freed = old ? entry_cost(old->klen, old->vlen) : 0;
-    if (s->maxmemory && cost > freed && kv_used(s) + cost - freed > s->maxmemory) {
-        ctr_add(&s->oom, 1);
-        return NULL;
-    }
     kv_entry *e = malloc(sizeof *e + kl + vl);
-    if (!e) {
-        ctr_add(&s->oom, 1);
+    if (!e)
         return NULL;
-    }
     e->hash = h;
     e->klen = (uint32_t)kl;
     e->vlen = (uint32_t)vl;
     e->expire_ms = expire_ms;
     memcpy(e->data, k, kl);
     memcpy(e->data + kl, v, vl);
-    used_add(s, (int64_t)cost);
-    if (expire_ms)
+    return e;
+}
+
+/* Put e where *pp points (replacing the entry there, if any). The memory
+ * it costs was counted by the caller. */
+static void link_in(kv_store *s, kv_stripe *st, kv_entry **pp, kv_entry *e)
+{
+    kv_entry *old = *pp;
+    if (e->expire_ms)
         ctr_add(&s->expires, 1);
     if (old) {
         e->next = old->next;
         *pp = e;
         if (old->expire_ms)
             ctr_add(&s->expires, -1);
-        used_add(s, -(int64_t)freed);
         free(old);
-        return e;
+        return;
     }
     e->next = NULL;
     *pp = e;
@@ -239,7 +254,111 @@ kv_entry *kv_put(kv_store *s, kv_stripe *st, const char *k, size_t kl,
     ctr_add(&s->keys, 1);
     if (st->count > st->mask + 1)
         grow(s, st);
+}
+
+/* Count `net` bytes (negative: fewer) against the bound; false (nothing
+ * counted) when it refuses. */
+static bool charge(kv_store *s, int64_t net)
+{
+    if (net > 0)
+        return reserve(s, (uint64_t)net);
+    used_add(s, net);
+    return true;
+}
+
+kv_entry *kv_put(kv_store *s, kv_stripe *st, const char *k, size_t kl,
+                 uint64_t h, const char *v, size_t vl, int64_t expire_ms)
+{
+    kv_entry **pp = link_of(st, k, kl, h);
+    kv_entry *old = *pp;
+    int64_t net = (int64_t)entry_cost(kl, vl) -
+                  (old ? (int64_t)entry_cost(old->klen, old->vlen) : 0);
+    kv_entry *e = NULL;
+    if (charge(s, net)) {
+        e = entry_new(k, kl, h, v, vl, expire_ms);
+        if (!e)
+            used_add(s, -net);
+    }
+    if (!e) {
+        ctr_add(&s->oom, 1);
+        return NULL;
+    }
+    link_in(s, st, pp, e);
     return e;
+}
+
+/* Whether a pair after i names the same key (it wins over i). */
+static bool set_later(const kv_pair *p, size_t n, size_t i)
+{
+    for (size_t j = i + 1; j < n; j++)
+        if (p[j].h == p[i].h && p[j].kl == p[i].kl &&
+            !memcmp(p[j].k, p[i].k, p[i].kl))
+            return true;
+    return false;
+}
+
+static kv_stripe *stripe_of(kv_store *s, uint64_t h)
+{
+    return &s->stripe[h & (KV_STRIPES - 1)];
+}
+
+bool kv_put_all(kv_store *s, const kv_pair *p, size_t n, int64_t expire_ms)
+{
+    kv_entry **e = calloc(n ? n : 1, sizeof *e);
+    if (!e) {
+        ctr_add(&s->oom, 1);
+        return false;
+    }
+    /* The bytes the command adds: each key's last value, less what the
+     * entry it replaces cost. */
+    int64_t net = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (set_later(p, n, i))
+            continue;
+        kv_entry *old = *link_of(stripe_of(s, p[i].h), p[i].k, p[i].kl,
+                                 p[i].h);
+        net += (int64_t)entry_cost(p[i].kl, p[i].vl) -
+               (old ? (int64_t)entry_cost(old->klen, old->vlen) : 0);
+    }
+    bool charged = charge(s, net), ok = charged;
+    /* Every entry before any is linked: a refused allocation leaves the
+     * table as it was. */
+    for (size_t i = 0; ok && i < n; i++) {
+        if (set_later(p, n, i))
+            continue;
+        e[i] = entry_new(p[i].k, p[i].kl, p[i].h, p[i].v, p[i].vl,
+                         expire_ms);
+        ok = e[i] != NULL;
+    }
+    if (!ok) {
+        for (size_t i = 0; i < n; i++)
+            free(e[i]);
+        if (charged)
+            used_add(s, -net);
+        ctr_add(&s->oom, 1);
+    }
+    for (size_t i = 0; ok && i < n; i++) {
+        if (!e[i])
+            continue;
+        kv_stripe *st = stripe_of(s, p[i].h);
+        link_in(s, st, link_of(st, p[i].k, p[i].kl, p[i].h), e[i]);
+    }
+    free(e);
+    return ok;
+}
+
+void kv_lock_set(kv_store *s, const kv_lockset *ls)
+{
+    for (unsigned i = 0; i < KV_STRIPES; i++)
+        if (ls->bits[i / 64] >> (i % 64) & 1)
+            kv_lock(s, i);
+}
+
+void kv_unlock_set(kv_store *s, const kv_lockset *ls)
+{
+    for (unsigned i = 0; i < KV_STRIPES; i++)
+        if (ls->bits[i / 64] >> (i % 64) & 1)
+            kv_unlock(&s->stripe[i]);
 }
 
 bool kv_del(kv_store *s, kv_stripe *st, const char *k, size_t kl, uint64_t h,

@@ -12,9 +12,18 @@
  *
  * Each stripe is a chained hash table that doubles as it fills. Expiry is
  * lazy (an expired key found by a lookup is removed) plus kv_sweep, which a
- * server loop calls now and then to free keys nobody asks for. The memory
- * bound counts every entry (header, key, value) and every bucket array; a
- * write that would pass it fails (the server replies -OOM: the "noeviction"
+ * server loop calls now and then to free keys nobody asks for.
+ *
+ * Commands on several keys (MSET, MGET) take the stripes of all their keys
+ * first, in ascending stripe order (so two of them cannot wait on each
+ * other), then act, then release them: another core sees all of an MSET
+ * or none of it, and an MGET reads one moment of the table.
+ *
+ * The memory bound counts every entry (its header of kv_entry, the key, the
+ * value, rounded as malloc rounds, and its bucket pointer) and every bucket
+ * array. A write first reserves what it adds, in one atomic step, so cores
+ * writing at once cannot pass the bound together; a write that would pass
+ * it fails and changes nothing (the server replies -OOM: the "noeviction"
  * policy, Redis's default). */
 #ifndef APPS_KV_STORE_H
 #define APPS_KV_STORE_H
@@ -77,6 +86,29 @@ kv_entry *kv_find(kv_store *s, kv_stripe *st, const char *k, size_t kl,
  * (the old value is then kept). */
 kv_entry *kv_put(kv_store *s, kv_stripe *st, const char *k, size_t kl,
                  uint64_t h, const char *v, size_t vl, int64_t expire_ms);
+/* One key and value of a multi-key write. */
+typedef struct kv_pair {
+    const char *k, *v;
+    size_t kl, vl;
+    uint64_t h;                         /* kv_hash of k */
+} kv_pair;
+/* Set every pair, all or none (a later pair with the same key wins), with
+ * expiry expire_ms; the caller holds every key's stripe (kv_lock_set).
+ * false, and nothing changed, when the memory bound or malloc refused. */
+bool kv_put_all(kv_store *s, const kv_pair *p, size_t n, int64_t expire_ms);
+
+/* A set of stripes, locked together in ascending order. */
+typedef struct kv_lockset {
+    uint64_t bits[KV_STRIPES / 64];
+} kv_lockset;
+static inline void kv_lockset_add(kv_lockset *ls, uint64_t h)
+{
+    unsigned i = (unsigned)(h & (KV_STRIPES - 1));
+    ls->bits[i / 64] |= 1ull << (i % 64);
+}
+void kv_lock_set(kv_store *s, const kv_lockset *ls);
+void kv_unlock_set(kv_store *s, const kv_lockset *ls);
+
 /* Remove k; true if it was there (and alive). */
 bool kv_del(kv_store *s, kv_stripe *st, const char *k, size_t kl, uint64_t h,
             int64_t now_ms);

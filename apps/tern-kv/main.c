@@ -1,23 +1,29 @@
 /* tern-kv - a key-value server speaking the Redis protocol on the tern
- * stack, for redis-cli, redis-benchmark and client libraries. Requests are
- * parsed in place inside the recv callback and the replies to everything a
- * segment carried leave in one send, with the ACK (kv_conn.h). Replies the
- * send buffer refuses wait in the connection's backlog, and input that
- * arrives meanwhile is kept unconsumed, so the receive window closes and a
- * client that does not read its replies slows itself down. Every core
- * serves its own connections from one shared table (kv_store.h says why). */
+ * stack, for redis-cli, redis-benchmark and client libraries. Built as any
+ * program embedding tern would be: tern.h and tern_linux.h's runtime
+ * (tern_rt_run, with software steering, the per-loop hook and per-core
+ * statistics), nothing of the library's inside.
+ *
+ * Requests are parsed in place inside the recv callback and the replies to
+ * everything a segment carried leave in one send, with the ACK
+ * (kv_conn.h). Replies the send buffer or the buffer pool refuses wait in
+ * the connection's backlog and are retried from cb.acked and cb.writable;
+ * input that arrives meanwhile is kept unconsumed, so the receive window
+ * closes and a client that does not read its replies slows itself down.
+ * Every core serves its own connections from one shared table (kv_store.h
+ * says why). */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "kv_conn.h"
 #include "kv_opts.h"
 #include "kv_report.h"
 #include "parse.h"
 #include "results.h"
-#include "rt_app.h"
+#include "tern.h"
+#include "tern_linux.h"
 
 typedef struct kvc {
     kv_conn kv;
@@ -27,15 +33,30 @@ typedef struct kvc {
     bool fin;               /* the peer sent FIN */
     bool shut;              /* we sent ours (after QUIT or an error) */
     kv_ctx *cx;
-    rt_core *core;
 } kvc;
 
 static common_opts co;
 static kv_opts ko;
 static kv_server *srv;
-static __thread bytebuf scratch;   /* the replies of one callback */
+static kv_ctx *core_ctx[OPTS_MAX_CORES];   /* per runtime core */
+static __thread bytebuf scratch;           /* the replies of one callback */
 
-/* Send replies, behind any backlog; keep what the send buffer refuses.
+static int64_t now_ms(void) { return (int64_t)(tern_now_ns() / 1000000); }
+
+/* Send what the backlog holds; false when the stack refused some (no send
+ * space, or -TERN_ENOBUFS: acked or writable comes back). */
+static bool drain(tern_stack *st, tern_conn *c, kvc *k)
+{
+    while (k->out.len) {
+        long s = tern_tcp_send(st, c, bb_data(&k->out), k->out.len);
+        if (s <= 0)
+            return false;
+        bb_consume(&k->out, (size_t)s);
+    }
+    return true;
+}
+
+/* Send replies, behind any backlog; keep what the stack refuses.
  * false when memory ran out and the connection was aborted (k is gone). */
 static bool transmit(tern_stack *st, tern_conn *c, kvc *k, const bytebuf *b)
 {
@@ -74,14 +95,12 @@ static void maybe_close(tern_stack *st, tern_conn *c, kvc *k)
 static void *srv_accepted(tern_stack *st, tern_conn *c, void *lu)
 {
     (void)lu;
-    rt_ep *ep = tern_get_user(st);
     kvc *k = calloc(1, sizeof *k);
     if (!k) {
         tern_tcp_abort(st, c);
         return NULL;
     }
-    k->core = ep->core;
-    k->cx = ep->core->app;
+    k->cx = core_ctx[tern_rt_core(st)];
     kv_count(&k->cx->conns_opened, 1);
     return k;
 }
@@ -105,7 +124,8 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
         k->paused = true;
         return 0;
     }
-    cx->now_ms = (int64_t)(k->core->now / 1000000);
+    /* The loop may have slept since its hook last ran: expiry needs now. */
+    cx->now_ms = now_ms();
     scratch.len = scratch.off = 0;
     int r = kv_conn_input(&k->kv, cx, (const char *)d, len, &scratch);
     if (!transmit(st, c, k, &scratch))
@@ -126,7 +146,7 @@ static size_t srv_recv(tern_stack *st, tern_conn *c, void *user, tern_buf *b,
 static bool resume(tern_stack *st, tern_conn *c, kvc *k)
 {
     kv_ctx *cx = k->cx;
-    cx->now_ms = (int64_t)(k->core->now / 1000000);
+    cx->now_ms = now_ms();
     while (k->paused && !k->out.len) {
         scratch.len = scratch.off = 0;
         int r = kv_conn_input(&k->kv, cx, NULL, 0, &scratch);
@@ -144,21 +164,26 @@ static bool resume(tern_stack *st, tern_conn *c, kvc *k)
     return true;
 }
 
-static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+/* Send space or buffers came back (acked, writable): the backlog first,
+ * then the requests kept behind it. */
+static void retry(tern_stack *st, tern_conn *c, kvc *k)
 {
-    (void)bytes;
-    kvc *k = user;
-    if (!k)
+    if (!k || !drain(st, c, k))
         return;
-    while (k->out.len) {
-        long s = tern_tcp_send(st, c, bb_data(&k->out), k->out.len);
-        if (s <= 0)
-            return;
-        bb_consume(&k->out, (size_t)s);
-    }
     if (k->paused && !resume(st, c, k))
         return;
     maybe_close(st, c, k);
+}
+
+static void srv_acked(tern_stack *st, tern_conn *c, void *user, size_t bytes)
+{
+    (void)bytes;
+    retry(st, c, user);
+}
+
+static void srv_writable(tern_stack *st, tern_conn *c, void *user)
+{
+    retry(st, c, user);
 }
 
 static void srv_peer_closed(tern_stack *st, tern_conn *c, void *user)
@@ -186,88 +211,207 @@ static void srv_closed(tern_stack *st, tern_conn *c, void *user, int reason)
     free(k);
 }
 
-/* ---- runtime hooks ---- */
+/* ---- the runtime's callbacks (tern_rt_config) ---- */
 
-static void configure(rt_ep *ep, tern_config *cfg)
+static void configure(void *app, unsigned core, tern_config *cfg)
 {
-    (void)ep;
+    (void)app;
+    (void)core;
     cfg->cb.accepted = srv_accepted;
     cfg->cb.recv = srv_recv;
     cfg->cb.acked = srv_acked;
+    cfg->cb.writable = srv_writable;
     cfg->cb.peer_closed = srv_peer_closed;
     cfg->cb.closed = srv_closed;
-    if (cfg->max_conns < 4096)
+    if (co.max_conns)
+        cfg->max_conns = (uint32_t)co.max_conns;
+    else if (cfg->max_conns < 4096)
         cfg->max_conns = 4096;        /* redis-benchmark opens many */
+    if (co.time_wait_ms)
+        cfg->time_wait_ms = (uint32_t)co.time_wait_ms;
 }
 
-static int start(rt_core *core)
+static int start(void *app, unsigned core, tern_stack *st)
 {
+    (void)app;
     kv_ctx *cx = kv_ctx_new(srv);
     if (!cx) {
-        snprintf(core->errmsg, sizeof core->errmsg, "out of memory");
+        fprintf(stderr, "%s: out of memory\n", co.prog);
         return -1;
     }
-    core->app = cx;
-    cx->now_ms = (int64_t)(core->now / 1000000);
-    for (unsigned e = 0; e < core->nep; e++) {
-        int rc = tern_tcp_listen(core->ep[e].st, (uint16_t)ko.port, NULL);
-        if (rc) {
-            snprintf(core->errmsg, sizeof core->errmsg,
-                     "listen on port %u: %s", (unsigned)ko.port,
-                     tern_strerror(rc));
-            return -1;
-        }
+    cx->now_ms = now_ms();
+    core_ctx[core] = cx;
+    int rc = tern_tcp_listen(st, (uint16_t)ko.port, NULL);
+    if (rc) {
+        fprintf(stderr, "%s: listen on port %u: %s\n", co.prog,
+                (unsigned)ko.port, tern_strerror(rc));
+        return -1;
     }
     return 0;
 }
 
-static void iter(rt_core *core)
+/* Every loop turn: expiry sweeps (kv_tick). */
+static void loop(void *app, unsigned core, tern_stack *st, uint64_t now_ns)
 {
-    kv_tick(core->app, (int64_t)(core->now / 1000000));
+    (void)app;
+    (void)st;
+    kv_tick(core_ctx[core], (int64_t)(now_ns / 1000000));
 }
 
-/* Commands served on this core (rt_hooks.work). */
-static uint64_t work(rt_core *core)
+/* Commands served on a core (the work rate of the speed figures). */
+static uint64_t work(void *app, unsigned core)
 {
-    kv_ctx *cx = core->app;
+    (void)app;
+    kv_ctx *cx = core_ctx[core];
     return cx ? atomic_load_explicit(&cx->commands, memory_order_relaxed) : 0;
 }
 
-static bool report_out(rt *r)
+/* ---- the report, from the runtime's statistics ---- */
+
+static void report_core(report *rp, unsigned i, const tern_rt_core_stats *s)
 {
-    report rp;
+    char name[16];
+    snprintf(name, sizeof name, "%u", i);
+    rep_obj_begin(rp, name);
+    rep_u64(rp, "cpu", s->cpu);
+    rep_u64(rp, "rx_frames", s->rx_frames);
+    rep_u64(rp, "active_opens", s->counters.tcp_active_opens);
+    rep_u64(rp, "passive_opens", s->counters.tcp_passive_opens);
+    rep_u64(rp, "established", s->counters.tcp_conns_established);
+    rep_u64(rp, "rst_out", s->counters.tcp_rst_out);
+    rep_u64(rp, "rst_in", s->counters.tcp_rst_in);
+    rep_u64(rp, "retransmits", s->counters.tcp_retransmits);
+    rep_u64(rp, "bytes_in", s->counters.tcp_bytes_in);
+    if (co.steer) {
+        rep_u64(rp, "steer_kept", s->steer_kept);
+        rep_u64(rp, "steer_out", s->steer_out);
+        rep_u64(rp, "steer_in", s->steer_in);
+        rep_u64(rp, "steer_broadcast", s->steer_broadcast);
+        rep_u64(rp, "steer_ring_drops", s->steer_ring_drops);
+        rep_u64(rp, "steer_copy_drops", s->steer_copy_drops);
+        rep_u64(rp, "steer_tx_forwarded", s->steer_tx_forwarded);
+        rep_u64(rp, "steer_tx_drops", s->steer_tx_drops);
+    }
+    rep_f(rp, "best_ghz", s->best_ghz, 2);
+    rep_f(rp, "full_share", s->full_share, 3);
+    rep_f(rp, "rate_full", s->rate_full, 0);
+    rep_obj_end(rp);
+}
+
+static void add_counters(tern_counters *sum, const tern_counters *c)
+{
+    uint64_t *o = (uint64_t *)sum;
+    const uint64_t *s = (const uint64_t *)c;
+    for (size_t k = 0; k < sizeof *sum / sizeof *o; k++)
+        o[k] += s[k];
+}
+
+static void report_out(void)
+{
+    unsigned n = tern_rt_ncores();
+    tern_rt_core_stats s;
     tern_counters all;
-    rt_counters(r, -1, &all);
+    memset(&all, 0, sizeof all);
+    uint64_t conns = 0;
+    double best = 0, share = 1, rate_full = 0, rate_all = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (tern_rt_get_core_stats(i, &s))
+            continue;
+        add_counters(&all, &s.counters);
+        conns += s.conns;
+        best = s.best_ghz > best ? s.best_ghz : best;
+        share = s.full_share < share ? s.full_share : share;
+        rate_full += s.rate_full;
+        rate_all += s.rate_all;
+    }
+    report rp;
     rep_begin(&rp, stdout, co.json, co.prog);
     rep_str(&rp, "driver", co.driver);
     rep_u64(&rp, "cores", co.ncores);
     kv_report(&rp, srv, &ko);
-    rt_report_end(&rp, r, &all);
-    return true;
+    rep_u64(&rp, "retransmits", all.tcp_retransmits);
+    rep_u64(&rp, "tcp_conns", conns);
+    tern_rt_link_stats ls;
+    if (tern_rt_get_link_stats(&ls) == 0) {
+        rep_obj_begin(&rp, "link");
+        rep_u64(&rp, "frames_tx", ls.tx_frames);
+        rep_u64(&rp, "frames_rx", ls.rx_frames);
+        rep_u64(&rp, "drops", ls.drops);
+        rep_obj_end(&rp);
+    }
+    if (n > 1) {
+        rep_obj_begin(&rp, "per_core");
+        for (unsigned i = 0; i < n; i++)
+            if (tern_rt_get_core_stats(i, &s) == 0)
+                report_core(&rp, i, &s);
+        rep_obj_end(&rp);
+    }
+    /* Over the cores: the fastest probe, the least share of time at full
+     * speed, commands per second summed. */
+    rep_obj_begin(&rp, "host_speed");
+    rep_f(&rp, "best_ghz", best, 2);
+    rep_f(&rp, "full_share", share, 3);
+    rep_f(&rp, "rate_full", rate_full, 0);
+    rep_f(&rp, "rate_all", rate_all, 0);
+    rep_obj_end(&rp);
+    report_counters(&rp, "counters", &all);
+    rep_end(&rp);
+}
+
+/* Flags of the common set that the runtime of tern_linux.h has no use
+ * for: refused in words rather than ignored. */
+static void refuse_internal_flags(void)
+{
+    if (co.seen_mac)
+        opts_fail(&co, "--mac: tern-kv takes the interface's own MAC");
+    if (co.seen_pcap)
+        opts_fail(&co, "--pcap: not available in tern-kv (capture on the "
+                       "peer's side with tcpdump)");
+    if (co.poll_timeout_ms >= 0)
+        opts_fail(&co, "--poll-timeout: tern-kv sleeps until a frame or the "
+                       "stack's next deadline (or use --poll busy)");
 }
 
 int main(int argc, char **argv)
 {
     common_defaults(&co, "tern-kv", FAMILY_TERN);
     kv_opts_parse(&co, &ko, argc, argv);
-    srv = kv_server_new(co.prog, ko.maxmemory, (int64_t)(now_ns() / 1000000));
+    refuse_internal_flags();
+    srv = kv_server_new(co.prog, ko.maxmemory, now_ms());
     if (!srv) {
         fprintf(stderr, "%s: out of memory\n", co.prog);
         return 1;
     }
-    rt_params p;
-    rt_params_from_opts(&p, &co, RT_SERVER);
-    rt_hooks h = {.configure = configure, .start = start, .iter = iter,
-                  .work = work};
-    char banner[128] = "";
+    tern_rt_config rc;
+    tern_rt_config_defaults(&rc);
+    rc.driver = co.driver;
+    rc.iface = co.iface;
+    rc.ip = co.ip;
+    rc.prefix_len = (uint8_t)co.prefix;
+    rc.gateway = co.gw;
+    rc.cpus = co.cores;
+    rc.ncpus = co.ncores;
+    rc.busy_poll = co.poll == POLL_BUSY;
+    rc.steer = co.steer;
+    rc.steer_queues = (unsigned)co.steer_queues;
+    rc.pool_size = (unsigned)ko.pool_size;
+    rc.configure = configure;
+    rc.start = start;
+    rc.loop = loop;
+    rc.work = work;
     if (!co.json) {
         char ip[16];
-        snprintf(banner, sizeof banner,
-                 "serving %s:%u on %s %s (Ctrl-C prints the figures)",
-                 fmt_ip4(co.ip, ip), (unsigned)ko.port, co.driver,
-                 co.iface ? co.iface : "");
+        fprintf(stderr, "%s: serving %s:%u on %s %s (Ctrl-C prints the "
+                "figures)\n", co.prog, fmt_ip4(co.ip, ip), (unsigned)ko.port,
+                co.driver, co.iface ? co.iface : "");
     }
-    int rc = rt_app_run(&co, &p, &h, banner, report_out);
+    char err[256];
+    int rc_ = tern_rt_run(&rc, err, sizeof err);
+    if (rc_) {
+        fprintf(stderr, "%s: %s\n", co.prog, err);
+    } else {
+        report_out();
+    }
     kv_server_free(srv);
-    return rc;
+    return rc_ ? 1 : 0;
 }

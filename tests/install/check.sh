@@ -11,6 +11,9 @@
 #     through pkg-config and run the three that need no NIC (core_echo,
 #     core_echo_cpp, mem_pair), mem_pair also linked statically, and (as
 #     root) echo_server on AF_PACKET between two test hosts;
+#   - build tests/install/rt_extras.c (the runtime's steering, loop hook
+#     and per-core statistics) against the installed library, run its
+#     checks that need no device, and as root a run on a test host;
 #   - check that README.md shows examples/core_echo.c's marked part as is.
 set -eu
 build=$1
@@ -89,6 +92,13 @@ cc -std=c11 "$root/examples/mem_pair.c" $(pkg-config --cflags tern-linux) \
     -o "$prefix/mem_pair_static"
 "$prefix/mem_pair_static" >/dev/null
 
+# The runtime's optional fields, from the installed library.
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror "$src/rt_extras.c" \
+    $(pkg-config --cflags --libs tern-linux) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir tern)" -o "$prefix/rt_extras"
+"$prefix/rt_extras"
+
 # echo_server on AF_PACKET between two test hosts (root only): the kernel
 # side sends 100 KB and must get every byte back.
 if [ "$(id -u)" = 0 ] && command -v ip >/dev/null 2>&1; then
@@ -130,6 +140,8 @@ PY
         grep -q "serving $IP_T:7 on afpacket $IF_T" "$prefix/es.out" ||
             { cat "$prefix/es.out"; fail "echo_server did not name its address"; }
         echo "install: echo_server on afpacket echoed 100 KB and named $IP_T:7"
+        ip netns exec "$NS_T" "$prefix/rt_extras" afpacket "$IF_T" "$IP_T" ||
+            fail "rt_extras on afpacket failed"
     else
         echo "install: no test hosts (tools/netns.sh); echo_server not run"
     fi

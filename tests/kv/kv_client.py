@@ -280,7 +280,124 @@ def maxmemory():
     check(info["used_memory"] <= info["maxmemory"],
           "used_memory %s over maxmemory %s" % (info["used_memory"],
                                                 info["maxmemory"]))
-    return {"stored": stored, "error": err}
+    # Values of 1 MiB: the bound counts them whole, and an MSET that would
+    # pass it sets none of its keys.
+    r.flushall()
+    big = b"B" * (1 << 20)
+    stored_big = 0
+    for i in range(100):
+        try:
+            r.set("big:%d" % i, big)
+            stored_big += 1
+        except redis.ResponseError as e:
+            check(str(e).startswith("OOM"), "OOM error text: %s" % e)
+            break
+    info = r.info()
+    check(info["used_memory"] <= info["maxmemory"],
+          "with 1 MiB values: used_memory %s over maxmemory %s"
+          % (info["used_memory"], info["maxmemory"]))
+    r.delete("big:0")
+    try:
+        r.mset({"all:1": b"x", "all:2": big, "all:3": big})
+        mset_err = None
+    except redis.ResponseError as e:
+        mset_err = str(e)
+    check(mset_err is not None and mset_err.startswith("OOM"),
+          "an MSET of 2 MiB with 1 MiB free: %r" % mset_err)
+    eq(r.exists("all:1", "all:2", "all:3"), 0, "keys of a refused MSET")
+    return {"stored": stored, "error": err, "stored_1mib": stored_big}
+
+
+def recv_exact(s, n):
+    got = b""
+    while len(got) < n:
+        d = s.recv(n - len(got))
+        check(d, "the server closed the connection")
+        got += d
+    return got
+
+
+def raw_on_thread():
+    """A raw connection and the server thread serving it (INFO's
+    server_thread: tern-kv and kern-kv)."""
+    s = raw()
+    s.sendall(cmd("INFO", "server"))
+    head = b""
+    while not head.endswith(b"\r\n"):
+        head += recv_exact(s, 1)
+    check(head.startswith(b"$"), "INFO reply: %r" % head)
+    text = recv_exact(s, int(head[1:-2]) + 2).decode()
+    for line in text.split("\r\n"):
+        if line.startswith("server_thread:"):
+            return s, int(line.split(":")[1])
+    raise SystemExit("FAIL: INFO has no server_thread")
+
+
+def mset():
+    """MSET is all or nothing for a reader on another server thread: one
+    connection sends 10,000 MSETs of 100 keys at once (its server thread
+    runs them back to back), each setting every key to the MSET's number;
+    another connection, served by another thread, reads the keys meanwhile
+    with MGETs (all 100 values must be equal) and with 100 GETs in order
+    (never a newer value before an older one)."""
+    by_thread = {}
+    for _ in range(64):
+        c, t = raw_on_thread()
+        if t in by_thread:
+            c.close()
+        by_thread.setdefault(t, c)
+        if len(by_thread) >= 2:
+            break
+    check(len(by_thread) >= 2, "64 connections, all on server thread %s"
+          % list(by_thread))
+    (tw, w), (tr, rd) = list(by_thread.items())[:2]
+    keys = [b"mset:%d" % i for i in range(100)]
+    rounds = 10000
+
+    def mset_cmd(n):
+        v = b"%08d" % n
+        return cmd(b"MSET", *[x for k in keys for x in (k, v)])
+
+    w.sendall(mset_cmd(0))
+    eq(recv_exact(w, 5), b"+OK\r\n", "the first MSET")
+    stream = b"".join(mset_cmd(n) for n in range(1, rounds + 1))
+    done = threading.Event()
+    failure = []
+
+    def replies():
+        try:
+            eq(recv_exact(w, 5 * rounds), b"+OK\r\n" * rounds, "MSET replies")
+        except (OSError, SystemExit) as e:
+            failure.append("writer: %s" % e)
+        done.set()
+
+    t = threading.Thread(target=replies)
+    t.start()
+    w.sendall(stream)
+    # Every value is 8 digits: each reply has a fixed length.
+    one = 14                                      # $8\r\nNNNNNNNN\r\n
+    batch = cmd(b"MGET", *keys) * 10 + b"".join(cmd(b"GET", k) for k in keys)
+    size = 10 * (6 + 100 * one) + 100 * one
+    reads = during = 0
+    while not done.is_set() or reads == 0:
+        rd.sendall(batch)
+        got = recv_exact(rd, size)
+        for i in range(10):
+            part = got[i * (6 + 100 * one):(i + 1) * (6 + 100 * one)]
+            eq(part[:6], b"*100\r\n", "MGET reply")
+            m = [int(part[6 + j * one + 4:6 + j * one + 12])
+                 for j in range(100)]
+            check(len(set(m)) == 1, "MGET saw a torn MSET: %s" % m)
+            reads += 1
+            during += 0 < m[0] < rounds
+        g = got[10 * (6 + 100 * one):]
+        g = [int(g[j * one + 4:j * one + 12]) for j in range(100)]
+        check(g == sorted(g), "GETs in order saw a torn MSET: %s" % g)
+    t.join()
+    check(not failure, "; ".join(failure))
+    check(during > 0, "no read while the MSETs ran (%d reads)" % reads)
+    return {"writer_thread": tw, "reader_thread": tr, "reads": reads,
+            "reads_during_msets": during}
 
 
 def main():
@@ -288,7 +405,7 @@ def main():
     name, HOST, PORT = sys.argv[1], sys.argv[2], int(sys.argv[3])
     fn = {"commands": commands, "pipeline": pipeline, "large": large,
           "conns": conns, "badinput": badinput, "noreader": noreader,
-          "maxmemory": maxmemory}[name]
+          "maxmemory": maxmemory, "mset": mset}[name]
     try:
         out = fn()
     except (redis.RedisError, OSError) as e:

@@ -20,7 +20,13 @@ expect is what Redis does.
     per segment (answered as usual), a client that never reads its
     replies (the server's memory stays bounded and others are served);
   - --maxmemory: writes get -OOM at the bound, DEL makes room again;
-  - two cores on one table: INCRs from 50 connections add up exactly.
+    values of 1 MiB are counted whole, and an MSET over the bound sets
+    none of its keys;
+  - two cores on one table: INCRs from 50 connections add up exactly;
+  - MSET is all or nothing for a reader served by the other core (MGET
+    and GETs in order never see a mix of two MSETs);
+  - tern-kv with a small buffer pool (--pool-size): sends refused with
+    -TERN_ENOBUFS wait for cb.writable, and every reply arrives.
 
 Needs root and network namespaces (else exit 77 = ctest SKIP). Behaviour
 only, never speed; every client has a time bound, so a stall fails. Hosts
@@ -247,6 +253,9 @@ class KV(unittest.TestCase):
             % (got["stored"], got["error"]))
         self.assertGreater(got["stored"], 10)
         self.assertLessEqual(got["stored"], 41)
+        # 4 MiB holds at most 3 values of 1 MiB beside the table itself.
+        self.assertGreaterEqual(got["stored_1mib"], 1)
+        self.assertLessEqual(got["stored_1mib"], 3)
 
     def test_10_two_cores(self):
         """Two cores share one table: INCRs of one key from 50 connections
@@ -256,9 +265,7 @@ class KV(unittest.TestCase):
         if CPUS < 2:
             self.skipTest("one CPU")
         self.stop_server()
-        flags = ["--cores", "0,1"] + ([] if DRIVER == "kernel"
-                                      else ["--steer"])
-        type(self).server = self.start_server(*flags)
+        type(self).server = self.start_server(*self.two_cores())
         h = self.hosts
         n = 20000
         r = subprocess.run(["ip", "netns", "exec", h.ns_k, "redis-benchmark",
@@ -282,6 +289,45 @@ class KV(unittest.TestCase):
             self.assertEqual(len(opens), 2)
             self.assertTrue(all(o > 0 for o in opens),
                             "one core served every connection: %s" % opens)
+        type(self).server = self.start_server(*self.two_cores())
+
+    def two_cores(self):
+        return ["--cores", "0,1"] + ([] if DRIVER == "kernel"
+                                     else ["--steer"])
+
+    def test_11_mset_atomic(self):
+        """A reader on one core never sees half of an MSET made on the
+        other (the server from test 10: two cores)."""
+        self.ours_only()
+        if CPUS < 2:
+            self.skipTest("one CPU")
+        got = self.client("mset")
+        log("MSET of 100 keys x 10000 on thread %s, %d MGETs on thread %s "
+            "(%d while the MSETs ran): never torn"
+            % (got["writer_thread"], got["reads"], got["reader_thread"],
+               got["reads_during_msets"]))
+        self.assertNotEqual(got["writer_thread"], got["reader_thread"])
+
+    def test_12_small_pool(self):
+        """A buffer pool of 512: replies to 50 connections of 20 KB GETs
+        and values of megabytes need more, so sends are refused
+        (-TERN_ENOBUFS) and retried from cb.writable; every reply arrives
+        whole."""
+        if DRIVER in ("kernel", "redis"):
+            self.skipTest("tern-kv only")
+        self.stop_server()
+        type(self).server = self.start_server("--pool-size", "512")
+        self.bench("-n", "5000", "-d", "20000")
+        self.client("large")
+        rep = self.stop_server()
+        self.assertIsNotNone(rep, "no report from the server")
+        c = rep["counters"]
+        log("pool of 512: %d sends refused for the reserve, %d writable "
+            "callbacks" % (c["tcp_send_rx_reserve"], c["tcp_writable_calls"]))
+        self.assertGreater(c["tcp_send_rx_reserve"], 0,
+                           "the pool never ran low: the test shows nothing")
+        self.assertGreater(c["tcp_writable_calls"], 0)
+        type(self).server = self.start_server()
 
 
 def main():
