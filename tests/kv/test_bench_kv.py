@@ -19,7 +19,8 @@ def point(stack, depth, test, rps, per_cpu):
 class BenchKv(unittest.TestCase):
     def test_bad_flags(self):
         for args in (["--repeat", "0"], ["--stacks", "nginx"],
-                     ["--requests", "10"]):
+                     ["--requests", "10"], ["--clients", "0"],
+                     ["--clients", "51"], ["--client-cpus", "a-b"]):
             r = subprocess.run([sys.executable, os.path.join(TOOLS, "tern"),
                                 "bench", "kv"] + args, capture_output=True,
                                text=True, timeout=30)
@@ -42,9 +43,20 @@ class BenchKv(unittest.TestCase):
                               "loadavg_end": [1, 1, 1]},
                "points": pts, "outputs": {"png": "/x/y-kv.png"}}
         md = kv.markdown(doc)
-        self.assertIn("| tern-afxdp | 1 | GET | 30000 | 300000 | 1.50x | - | - |", md)
+        self.assertIn("| tern-afxdp | 1 | GET | 30000 | 300000 | 3.33 | 1.50x | - "
+                      "| - |", md)
         self.assertIn("| kern | 1 | GET | failed: no PONG |", md)
         self.assertIn("y-kv.png", md)
+
+
+    def test_client_shares(self):
+        """The connections and requests split over the client processes
+        add up, and differ by at most one."""
+        self.assertEqual(kv.shares(50, 3), [17, 17, 16])
+        self.assertEqual(sum(kv.shares(100000, 7)), 100000)
+        self.assertEqual(kv.shares(50, 1), [50])
+        self.assertEqual(kv.cpu_list("0,2-3"), [0, 2, 3])
+        self.assertRaises(ValueError, kv.cpu_list, "x")
 
 
 if __name__ == "__main__":

@@ -2,19 +2,25 @@
 redis-benchmark over veth test hosts.
 
     tools/tern bench kv [--quick] [--requests N] [--repeat N] [--stacks LIST]
+                        [--clients N] [--client-cpus LIST]
 
 Stacks: tern-afxdp and tern-afpacket (tern-kv on that driver, --poll block
 and, as tern-afxdp-busy, --poll busy), kern (kern-kv) and redis (Debian's
 redis-server, persistence off). Each server runs alone, pinned to the last
-CPU; redis-benchmark is pinned to CPU 0 in the other namespace. For each
-depth (-P 1 and 16, 50 connections) and test (SET, GET, 3-byte values,
-one key) it runs --repeat rounds, each starting every stack's server in
-turn for one warm-up and one measured run per point (so every stack meets
-the same stretch of load), and keeps the median requests/s, and the
-requests per busy CPU-second of the server process
-(its user + system time over the run, from /proc/<pid>/stat; time the
-kernel spends for it in softirq on other CPUs is not in it), and how busy
-redis-benchmark kept its own CPU (near 100%: the client was the limit).
+CPU. The client is --clients redis-benchmark processes started together
+in the other namespace, each with its share of the 50 connections and of
+the requests, pinned in turn to the --client-cpus (default: every CPU but
+the server's), so that on a machine with the CPUs for it the client
+outruns one server core; their requests are summed over the slowest one's
+time. For each depth (-P 1 and 16) and test (SET, GET, 3-byte values, one
+key) it runs --repeat rounds, each starting every stack's server in turn
+for one warm-up and one measured run per point (so every stack meets the
+same stretch of load), and keeps the median requests/s, the server's
+CPU-seconds per request (its user + system time over the run, from
+/proc/<pid>/stat; time the kernel spends for it in softirq on other CPUs
+is not in it) and how busy the client processes kept their CPUs (near
+100%: the client was the limit, and requests/s says more of the client
+than of the server).
 
 Writes <out>/<stem>-kv.json, .md and .png (default out build/bench,
 stem <date>-<host>). Exit 0 when every point ran, 1 when one failed, 2 on
@@ -60,8 +66,29 @@ def parser():
                         "load average is below L")
     p.add_argument("--quiet-wait", type=float, metavar="S", default=60.0,
                    help="longest wait for --quiet-below, seconds (default 60)")
+    p.add_argument("--clients", type=int, metavar="N",
+                   help="redis-benchmark processes per run (default: one per client CPU, "
+                        "at least 2)")
+    p.add_argument("--client-cpus", metavar="LIST",
+                   help="CPUs for the clients, e.g. 0,2-3 (default: all but the server's)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
+
+
+def cpu_list(text):
+    """'0,2-3' -> [0, 2, 3]; ValueError on bad input."""
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    if not out:
+        raise ValueError(text)
+    return out
+
+
+def shares(total, k):
+    """total split into k parts that differ by at most one."""
+    return [total // k + (1 if i < total % k else 0) for i in range(k)]
 
 
 def wait_quiet(a):
@@ -140,29 +167,51 @@ def children_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
-def bench_once(server, test, depth, n, client_cpu):
-    """One redis-benchmark run: (requests/s, server CPU-seconds, the
-    client's CPU-seconds, wall seconds)."""
+def bench_once(server, test, depth, n, client_cpus, nclients):
+    """One run of nclients redis-benchmark processes at once, each with its
+    share of the connections and requests: (requests/s summed over the
+    slowest process's time, server CPU-seconds, the clients' CPU-seconds,
+    wall seconds)."""
     e = server.hosts.env
-    argv = ["taskset", "-c", str(client_cpu), "redis-benchmark", "-h", e["IP_T"], "-p",
-            str(PORT), "-c", str(CONNS), "-P", str(depth), "-n", str(n), "-t", test, "--csv"]
+    procs = []
     c0, k0, t0 = server.cpu(), children_cpu(), time.time()
-    r = subprocess.run(server.hosts.in_ns("k", argv), capture_output=True, text=True,
-                       timeout=300)
+    for i, (conns, reqs) in enumerate(zip(shares(CONNS, nclients), shares(n, nclients))):
+        argv = ["taskset", "-c", str(client_cpus[i % len(client_cpus)]), "redis-benchmark",
+                "-h", e["IP_T"], "-p", str(PORT), "-c", str(conns), "-P", str(depth),
+                "-n", str(reqs), "-t", test, "--csv"]
+        procs.append((reqs, subprocess.Popen(server.hosts.in_ns("k", argv),
+                                             stdout=subprocess.PIPE,
+                                             stderr=subprocess.PIPE, text=True)))
+    outs = []
+    try:
+        for reqs, p in procs:
+            out, err = p.communicate(timeout=300)
+            outs.append((reqs, p.returncode, out, err))
+    finally:
+        for _, p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     cpu, client, wall = server.cpu() - c0, children_cpu() - k0, time.time() - t0
-    if r.returncode != 0:
-        raise RuntimeError("redis-benchmark: %s" % (r.stderr or r.stdout).strip()[-200:])
-    for line in r.stdout.splitlines():
-        f = [x.strip('"') for x in line.split(",")]
-        if len(f) > 1 and f[0].upper() == test.upper():
-            return float(f[1]), cpu, client, wall
-    raise RuntimeError("redis-benchmark printed no %s line: %r" % (test, r.stdout[-200:]))
+    slowest = 0.0
+    for reqs, rc, out, err in outs:
+        if rc != 0:
+            raise RuntimeError("redis-benchmark: %s" % (err or out).strip()[-200:])
+        rps = None
+        for line in out.splitlines():
+            f = [x.strip('"') for x in line.split(",")]
+            if len(f) > 1 and f[0].upper() == test.upper():
+                rps = float(f[1])
+        if not rps:
+            raise RuntimeError("redis-benchmark printed no %s line: %r" % (test, out[-200:]))
+        slowest = max(slowest, reqs / rps)
+    return n / slowest, cpu, client, wall
 
 
-def run_round(a, stack, hosts, cpus, pts):
+def run_round(a, stack, hosts, pts):
     """One round of a stack: start its server, one warm-up and one measured
     run of each of its points, stop it."""
-    server = Server(stack, hosts, a.bin_dir, cpus[-1])
+    server = Server(stack, hosts, a.bin_dir, a.server_cpu)
     try:
         for depth in DEPTHS:
             for test in TESTS:
@@ -171,14 +220,17 @@ def run_round(a, stack, hosts, cpus, pts):
                     continue
                 n = pt["requests"]
                 try:
-                    bench_once(server, test, depth, max(n // 5, 1000), cpus[0])
+                    bench_once(server, test, depth, max(n // 5, 1000), a.client_cpus,
+                               a.clients_n)
                     load = loadavg()
-                    rps, cpu, client, wall = bench_once(server, test, depth, n, cpus[0])
+                    rps, cpu, client, wall = bench_once(server, test, depth, n,
+                                                        a.client_cpus, a.clients_n)
                     pt["runs"].append({"rps": rps, "server_cpu_s": cpu, "client_cpu_s": client,
                                        "wall_s": wall, "loadavg": load})
                     note(a, "%-16s -P %-2d %s: %.0f requests/s, server CPU %.2f s, client "
-                         "CPU %.0f%% (load %.1f)" % (stack, depth, test.upper(), rps, cpu,
-                                                     100 * client / wall, load[0]))
+                         "CPUs %.0f%% busy (load %.1f)" % (
+                             stack, depth, test.upper(), rps, cpu,
+                             100 * client / wall / len(a.client_cpus), load[0]))
                 except (RuntimeError, subprocess.TimeoutExpired) as e:
                     pt["status"] = "failed"
                     pt["reason"] = str(e)
@@ -215,23 +267,25 @@ def markdown(doc):
     pts = doc["points"]
     c = doc["conditions"]
     out = ["# tern bench kv: %s" % doc["generated_at"], "",
-           "redis-benchmark -c %d, 3-byte values, one key; server pinned to CPU %s, client "
-           "to CPU %s; median of %d rounds (each: every stack in turn, a warm-up and one "
-           "run). Load average at start %s, at end %s. Commit %s." % (
-               CONNS, c["server_cpu"], c["client_cpu"], c["repeat"], c["loadavg_start"],
-               c["loadavg_end"], doc["git"]), "",
-           "| stack | depth | test | requests/s | requests per server CPU-second | vs redis "
-           "| client CPU busy | load at start |",
-           "|---|---|---|---|---|---|---|---|"]
+           "redis-benchmark, %d connections over %s process(es), 3-byte values, one key; "
+           "server pinned to CPU %s, clients to CPU(s) %s; median of %d rounds (each: every "
+           "stack in turn, a warm-up and one run). Load average at start %s, at end %s. "
+           "Commit %s." % (
+               CONNS, c.get("clients", 1), c["server_cpu"], c["client_cpu"], c["repeat"],
+               c["loadavg_start"], c["loadavg_end"], doc["git"]), "",
+           "| stack | depth | test | requests/s | requests per server CPU-second "
+           "| server CPU us per request | vs redis | client CPU busy | load at start |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for p in pts:
         if p["status"] != "ok":
             out.append("| %s | %d | %s | failed: %s | | |" % (p["stack"], p["depth"],
                                                             p["test"].upper(), p["reason"]))
             continue
         r = ratio(pts, p["stack"], "redis", p["depth"], p["test"])
-        out.append("| %s | %d | %s | %.0f | %s | %s | %s | %s |" % (
+        out.append("| %s | %d | %s | %.0f | %s | %s | %s | %s | %s |" % (
             p["stack"], p["depth"], p["test"].upper(), p["rps"],
             "%.0f" % p["requests_per_cpu_s"] if p.get("requests_per_cpu_s") else "-",
+            "%.2f" % (1e6 / p["requests_per_cpu_s"]) if p.get("requests_per_cpu_s") else "-",
             "%.2fx" % r if r else "-",
             "%.0f%%" % (100 * p["client_cpu_share"]) if p.get("client_cpu_share") else "-",
             "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-"))
@@ -260,8 +314,11 @@ def plot(doc, png):
         ax.set_xticklabels(["-P %d %s" % (d, t.upper()) for d, t in groups])
         ax.set_title(title)
     axes[0].legend(fontsize=8)
-    fig.suptitle("redis-benchmark -c %d over veth; server on 1 CPU, client on another"
-                 % CONNS)
+    c = doc.get("conditions", {})
+    fig.suptitle("redis-benchmark -c %d (%s processes on CPU(s) %s) over veth; server on "
+                 "CPU %s; load average %s" % (CONNS, c.get("clients", 1), c.get("client_cpu"),
+                                              c.get("server_cpu"),
+                                              c.get("loadavg_start", ["?"])[0]))
     fig.tight_layout()
     fig.savefig(png, dpi=100)
 
@@ -285,10 +342,22 @@ def main(argv):
     a.repeat_n = a.repeat if a.repeat is not None else (1 if a.quick else 3)
     stacks = [s for s in a.stacks.split(",") if s]
     bad = [s for s in stacks if s not in STACKS]
-    if bad or a.requests_n < 1000 or not 1 <= a.repeat_n <= 50:
+    cpus = sorted(os.sched_getaffinity(0))
+    a.server_cpu = cpus[-1]
+    try:
+        a.client_cpus = (cpu_list(a.client_cpus) if a.client_cpus
+                         else [c for c in cpus if c != a.server_cpu] or [a.server_cpu])
+    except ValueError:
+        a.client_cpus = None
+    a.clients_n = a.clients if a.clients is not None else max(2, len(a.client_cpus or []))
+    why = ("unknown stacks %s" % bad if bad else
+           "--requests >= 1000, --repeat 1..50" if a.requests_n < 1000
+           or not 1 <= a.repeat_n <= 50 else
+           "--client-cpus takes a list like 0,2-3" if not a.client_cpus else
+           "--clients 1..%d" % CONNS if not 1 <= a.clients_n <= CONNS else None)
+    if why:
         p.print_usage(sys.stderr)
-        sys.stderr.write("tern bench kv: error: %s\n" % (
-            "unknown stacks %s" % bad if bad else "--requests >= 1000, --repeat 1..50"))
+        sys.stderr.write("tern bench kv: error: %s\n" % why)
         return 2
     a.bin_dir = os.path.join(os.path.abspath(a.build_dir), "bin")
     a.out = a.out or os.path.join(os.path.abspath(a.build_dir), "bench")
@@ -305,13 +374,14 @@ def main(argv):
     from bench import netns
     with open("/sys/devices/system/cpu/online") as f:
         online = f.read().strip()
-    cpus = sorted(os.sched_getaffinity(0))
     doc = {"generated_at": datetime.datetime.now(datetime.timezone.utc).strftime(
                "%Y-%m-%dT%H:%M:%SZ"),
            "command_line": ["tools/tern", "bench", "kv"] + list(argv),
            "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                  capture_output=True, text=True).stdout.strip(),
-           "conditions": {"server_cpu": cpus[-1], "client_cpu": cpus[0], "cpus_online": online,
+           "conditions": {"server_cpu": a.server_cpu,
+                          "client_cpu": ",".join(map(str, a.client_cpus)),
+                          "clients": a.clients_n, "cpus_online": online,
                           "repeat": a.repeat_n, "conns": CONNS, "value_bytes": 3,
                           "loadavg_start": loadavg()},
            "points": [], "outputs": {}}
@@ -322,6 +392,7 @@ def main(argv):
         for d in DEPTHS:
             for t in TESTS:
                 pts[(st, d, t)] = {"stack": st, "depth": d, "test": t, "conns": CONNS,
+                                   "client_cpus": len(a.client_cpus),
                                    "requests": a.requests_n * (8 if d > 1 else 1),
                                    "runs": [], "status": "ok"}
     hosts = {}
@@ -337,8 +408,7 @@ def main(argv):
                 load = wait_quiet(a)
                 note(a, "round %d/%d, %s (load average %s)" % (rnd + 1, a.repeat_n, st, load))
                 try:
-                    run_round(a, st, hosts["kern" if st in ("kern", "redis") else "tern"],
-                              cpus, pts)
+                    run_round(a, st, hosts["kern" if st in ("kern", "redis") else "tern"], pts)
                 except RuntimeError as e:
                     for (s2, _, _), pt in pts.items():
                         if s2 == st:
