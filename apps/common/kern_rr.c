@@ -1,7 +1,12 @@
 /* kern_rr.c - epoll request/response engine for the kern-* twins (see
  * kern_rr.h). Level-triggered epoll, one recv per readiness event, as a
- * plain epoll server does; a connection whose socket refuses output stops reading
- * until EPOLLOUT drained it, so nothing grows without bound. */
+ * plain epoll server does. Input goes to the server in slices, and only
+ * while the replies its socket refused stay under SERVE_OUT_BOUND: past
+ * that, the rest of the received bytes is held (unparsed) and the
+ * connection stops reading until EPOLLOUT drained its replies. A client that
+ * pipelines and never reads so costs at most one recv of held input and
+ * the bound of replies, as tern-httpd holds unparsed requests, not
+ * responses. */
 #include "kern_rr.h"
 
 #include <errno.h>
@@ -24,6 +29,7 @@ typedef struct kconn {
     bool connected, writing, closing, draining;
     rr_conn rr;
     bytebuf out;             /* bytes the socket did not take yet */
+    bytebuf held;            /* received, not yet served (out was full) */
     void *state;             /* the server program's per-connection state */
 } kconn;
 
@@ -36,7 +42,7 @@ typedef struct kthread {
     bool client_done;
     uint64_t deadline;       /* end of --duration (0 = none) */
     uint64_t bytes_in, bytes_out, accepted;
-    bytebuf scratch;         /* server replies of one recv */
+    bytebuf scratch;         /* server replies of one slice */
 } kthread;
 
 static const common_opts *co;
@@ -61,11 +67,22 @@ static void watch(kthread *t, kconn *c, uint32_t events, int op)
     epoll_ctl(t->epfd, op, c->fd, &ev);
 }
 
+/* Replies a connection may have queued (refused by its socket) before its
+ * input is held instead of served. Input is served a slice at a time; a
+ * slice of requests makes about a quarter of the bound in replies
+ * (serve_slice, from the sizes of a request and its reply), between
+ * SLICE_MIN and SLICE_MAX bytes. */
+#define SERVE_OUT_BOUND (256u * 1024u)
+#define SLICE_MIN 64u
+#define SLICE_MAX 2048u
+static size_t serve_slice = SLICE_MAX;
+
 static void server_close(kthread *t, kconn *c)
 {
     epoll_ctl(t->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     bb_free(&c->out);
+    bb_free(&c->held);
     if (cfg->state_free && c->state)
         cfg->state_free(c->state);
     free(c);
@@ -122,10 +139,42 @@ static void on_accept(kthread *t)
     }
 }
 
+/* Serve up to n received bytes, a slice at a time, while the connection's
+ * refused replies stay under the bound. Returns the bytes served (all of
+ * them once the connection is closing: input after that is ignored), or
+ * -1 when the connection failed. */
+static long serve_some(kthread *t, kconn *c, const char *d, size_t n)
+{
+    size_t done = 0;
+    while (done < n && !c->closing && c->out.len < SERVE_OUT_BOUND) {
+        size_t k = n - done < serve_slice ? n - done : serve_slice;
+        t->scratch.len = t->scratch.off = 0;
+        bool keep = cfg->serve(&c->state, d + done, k, &t->scratch);
+        done += k;
+        t->bytes_out += t->scratch.len;
+        if (t->scratch.len && !conn_send(t, c, bb_data(&t->scratch),
+                                         t->scratch.len))
+            return -1;
+        if (!keep)
+            c->closing = true;
+    }
+    return c->closing ? (long)n : (long)done;
+}
+
+/* Replies drained: serve the input held meanwhile. false on error. */
+static bool serve_held(kthread *t, kconn *c)
+{
+    long used = serve_some(t, c, bb_data(&c->held), c->held.len);
+    if (used < 0)
+        return false;
+    bb_consume(&c->held, (size_t)used);
+    return true;
+}
+
 static void on_server(kthread *t, kconn *c, char *buf, size_t cap)
 {
     if (c->writing) {
-        if (!conn_drain_out(t, c))
+        if (!conn_drain_out(t, c) || (!c->writing && !serve_held(t, c)))
             server_close(t, c);
         else if (!c->writing && c->closing)
             server_finish(t, c);
@@ -139,19 +188,17 @@ static void on_server(kthread *t, kconn *c, char *buf, size_t cap)
     if (n < 0 || c->draining)
         return;
     t->bytes_in += (uint64_t)n;
-    t->scratch.len = t->scratch.off = 0;
-    bool keep = cfg->serve(&c->state, buf, (size_t)n, &t->scratch);
-    t->bytes_out += t->scratch.len;
-    if (t->scratch.len && !conn_send(t, c, bb_data(&t->scratch),
-                                     t->scratch.len)) {
+    long used = serve_some(t, c, buf, (size_t)n);
+    /* Not all served: the replies are over the bound, so c is writing
+     * (EPOLLOUT only) and reads nothing until they drain. */
+    if (used < 0 || ((size_t)used < (size_t)n &&
+                     !bb_append(&c->held, buf + used, (size_t)n - (size_t)used,
+                                SIZE_MAX))) {
         server_close(t, c);
         return;
     }
-    if (!keep) {
-        c->closing = true;
-        if (!c->writing)
-            server_finish(t, c);
-    }
+    if (c->closing && !c->writing)
+        server_finish(t, c);
 }
 
 static void client_up(kthread *t, kconn *c, uint64_t now)
@@ -317,6 +364,12 @@ int kern_rr_run(const common_opts *c, const kern_rr_cfg *k,
     static kern_rr_cfg local;
     local = *k;
     cfg = &local;
+    if (local.resp_len && local.req_len) {
+        uint64_t sl = (uint64_t)SERVE_OUT_BOUND / 4 * local.req_len /
+                      local.resp_len;
+        serve_slice = sl < SLICE_MIN ? SLICE_MIN
+                      : sl > SLICE_MAX ? SLICE_MAX : (size_t)sl;
+    }
     train = rr_request_train(k->req, k->req_len, RR_MAX_DEPTH);
     if (!t || !train) {
         snprintf(res->err, sizeof res->err, "out of memory");

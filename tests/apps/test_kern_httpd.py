@@ -1,8 +1,11 @@
 """kern-httpd on loopback: curl (exact body), Connection: close, pipelined
 and split requests over a raw socket, 400 on garbage, wrk with and without
-pipelining (only 200s, no socket errors), and the built-in client."""
+pipelining (only 200s, no socket errors), the built-in client, and clients
+that pipeline thousands of requests without reading (memory stays bounded,
+then every response arrives)."""
 import os
 import re
+import selectors
 import shutil
 import socket
 import subprocess
@@ -164,6 +167,135 @@ class KernHttpd(unittest.TestCase):
             self.wrk("-s", f.name)
         finally:
             os.unlink(f.name)
+
+
+def rss_kib(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def push(c):
+    """Send what the socket takes of c's requests; True while some remain."""
+    try:
+        n = c["s"].send(c["out"][:65536])
+    except BlockingIOError:
+        n = 0
+    c["out"] = c["out"][n:]
+    return len(c["out"]) > 0
+
+
+def check_stream(c, d, resp):
+    """Compare received bytes d with the stream of back-to-back copies of
+    resp at c's position; count the bytes in c["got"], mismatches in
+    c["bad"]."""
+    i, L = 0, len(resp)
+    while i < len(d):
+        at = c["got"] % L
+        k = min(L - at, len(d) - i)
+        if d[i:i + k] != resp[at:at + k]:
+            c["bad"] += k
+        c["got"] += k
+        i += k
+
+
+class KernHttpdSlowReaders(unittest.TestCase):
+    """Clients pipeline far more requests than the kernel's socket buffers
+    hold responses for, and read nothing: the server stops parsing a
+    client's requests while its replies wait, so its memory stays bounded
+    (without the bound each client's unread replies, ~20 MB, pile up in the
+    server). Then the clients read, and each gets every response, once."""
+    CLIENTS = 8
+    REQS = 200             # x ~100 KB responses per client
+    BODY = 100000
+    REQ = b"GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+
+    def test_slow_readers_bounded(self):
+        port = free_port()
+        with Server(["kern-httpd", "--port", str(port), "--body-size",
+                     str(self.BODY)]) as srv:
+            self.assertTrue(wait_port(port))
+            one = socket.create_connection(("127.0.0.1", port))
+            one.sendall(self.REQ)
+            st, bd, head = read_responses(one, 1)[0]
+            one.close()
+            self.assertEqual(st, 200)
+            resp = head + b"\r\n\r\n" + bd
+            rss0 = rss_kib(srv.p.pid)
+
+            sel = selectors.DefaultSelector()
+            cl = []
+            for _ in range(self.CLIENTS):
+                s = socket.socket()
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 16384)
+                s.connect(("127.0.0.1", port))
+                s.setblocking(False)
+                c = {"s": s, "out": memoryview(self.REQ * self.REQS),
+                     "got": 0, "bad": 0}
+                cl.append(c)
+                sel.register(s, selectors.EVENT_WRITE, c)
+
+            # Phase 1: push requests and read nothing until no request has
+            # gone out for 2 s (the server stopped taking them, or all are
+            # sent and it has had 2 s to serve them).
+            rss_max, quiet = rss0, 0.0
+            while quiet < 2.0:
+                ev = sel.select(timeout=0.2) if sel.get_map() else []
+                if not ev and not sel.get_map():
+                    time.sleep(0.2)
+                rss_max = max(rss_max, rss_kib(srv.p.pid))
+                if not ev:
+                    quiet += 0.2
+                    continue
+                quiet = 0.0
+                for key, _ in ev:
+                    if not push(key.data):
+                        sel.unregister(key.fileobj)
+            rss_max = max(rss_max, rss_kib(srv.p.pid))
+            pushed = sum(len(self.REQ) * self.REQS - len(c["out"])
+                         for c in cl)
+
+            # Phase 2: read everything (sending the rest as room appears).
+            want = len(resp) * self.REQS
+            for c in cl:
+                ev = selectors.EVENT_READ
+                if len(c["out"]):
+                    ev |= selectors.EVENT_WRITE
+                    sel.unregister(c["s"])
+                sel.register(c["s"], ev, c)
+            left, idle = len(cl), 0.0
+            while left and idle < 30.0:
+                evs = sel.select(timeout=0.5)
+                if not evs:
+                    idle += 0.5
+                    continue
+                idle = 0.0
+                for key, mask in evs:
+                    c = key.data
+                    if mask & selectors.EVENT_WRITE and not push(c):
+                        sel.modify(c["s"], selectors.EVENT_READ, c)
+                    if mask & selectors.EVENT_READ:
+                        d = c["s"].recv(1 << 20)
+                        check_stream(c, d, resp)
+                        if not d or c["got"] >= want:
+                            sel.unregister(c["s"])
+                            left -= 1
+            grew = rss_max - rss0
+            print("slow readers: %d clients x %d requests, %d bytes of them "
+                  "sent while not reading; server RSS %d -> max %d "
+                  "KiB while they did not read" % (
+                      self.CLIENTS, self.REQS, pushed, rss0, rss_max))
+            for c in cl:
+                c["s"].close()
+                self.assertEqual(c["got"], want)
+                self.assertEqual(c["bad"], 0, "bytes differing from %d "
+                                 "copies of one response" % self.REQS)
+            # unread replies: ~160 MB across the clients, a few MB of them
+            # in the kernel's socket buffers; the bound holds well under
+            # 1 MB per client in the server
+            self.assertLess(grew, 32 * 1024, (rss0, rss_max))
 
 
 class KernHttpdClient(unittest.TestCase):
