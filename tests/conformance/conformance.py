@@ -60,6 +60,10 @@ ECHO_PORT = 7007
 HTTP_PORT = 8080
 CLOSED_PORT = 4444
 PY = "/usr/bin/python3"
+# While tern's IPv6 layer is being built its IPv6 cases are skipped with
+# this reason; None runs them.
+TERN_IPV6_PENDING = ("tern's IPv6 is not complete yet (Neighbor Discovery, "
+                     "reassembly, TCP over IPv6)")
 
 
 def sh(*cmd, check=True, quiet=False):
@@ -285,7 +289,7 @@ class TernTarget(Target):
         if "--ip6 " not in r.stdout:
             return ("tern has no IPv6 in this build (tern-echo takes no "
                     "--ip6)")
-        return None
+        return TERN_IPV6_PENDING
 
     def link_args(self, ip, ip6=None):
         a = ["--driver", self.driver, "--iface", self.if_, "--ip", ip + "/24"]
