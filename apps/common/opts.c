@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "endpoint.h"
 #include "io.h"
 #include "parse.h"
 #include "rt.h"
@@ -58,6 +59,31 @@ static bool p_ip(const char *v, void *dst, char *err, size_t n)
         snprintf(err, n, "expected A.B.C.D");
         return false;
     }
+    return true;
+}
+
+static bool p_ip6_prefix(const char *v, void *dst, char *err, size_t n)
+{
+    common_opts *co = dst;
+    if (!ep_prefix6_parse(v, co->ip6, &co->prefix6, err, n))
+        return false;
+    co->ip6_set = true;
+    return true;
+}
+
+static bool p_gw6(const char *v, void *dst, char *err, size_t n)
+{
+    common_opts *co = dst;
+    ep_addr a;
+    if (!ep_addr_parse(v, &a, err, n))
+        return false;
+    if (a.family != EP_AF_INET6) {
+        snprintf(err, n, "expected an IPv6 address (the router's link-local "
+                         "one, like fe80::1)");
+        return false;
+    }
+    memcpy(co->gw6, a.v6, 16);
+    co->gw6_set = true;
     return true;
 }
 
@@ -134,6 +160,13 @@ static const opt_def *common_table(common_opts *co)
          .seen = &co->seen_ip),
         OPT("gw", OT_CUSTOM, &co->gw, "ADDR", "default gateway", .parse = p_ip,
          .seen = &co->seen_gw),
+        OPT("ip6", OT_CUSTOM, co, "ADDR/PREFIX",
+         "an IPv6 address of ours besides the IPv4 one, e.g. "
+         "2001:db8::2/64 (the link-local one comes from the MAC)",
+         .parse = p_ip6_prefix, .seen = &co->seen_ip6),
+        OPT("gw6", OT_CUSTOM, co, "ADDR",
+         "IPv6 default router (its link-local address)", .parse = p_gw6,
+         .seen = &co->seen_gw6),
         OPT("mac", OT_CUSTOM, co, "XX:..:XX",
          "our MAC (default: the interface's)", .parse = p_mac,
          .seen = &co->seen_mac),
@@ -311,6 +344,7 @@ static void check_family(common_opts *co)
         const struct { bool seen; const char *name; } ig[] = {
             {co->seen_driver, "--driver"}, {co->seen_iface, "--iface"},
             {co->seen_ip, "--ip"}, {co->seen_gw, "--gw"},
+            {co->seen_ip6, "--ip6"}, {co->seen_gw6, "--gw6"},
             {co->seen_mac, "--mac"}, {co->seen_pcap, "--pcap"},
             {co->seen_time_wait, "--time-wait"}, {co->seen_steer, "--steer"},
             {co->seen_max_conns, "--max-conns"},
@@ -339,6 +373,9 @@ static void check_family(common_opts *co)
             opts_fail(co, "--steer-queues needs --steer");
         if (strcmp(co->driver, "mem") && !co->iface)
             opts_fail(co, "--driver %s needs --iface NAME", co->driver);
+        if ((co->seen_ip6 || co->seen_gw6) && !strcmp(co->driver, "mem"))
+            opts_fail(co, "--ip6/--gw6 need a real driver (the mem link's "
+                          "two ends have fixed IPv4 addresses)");
     }
 }
 

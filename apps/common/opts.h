@@ -64,6 +64,11 @@ typedef struct common_opts {
     unsigned prefix;
     bool ip_set;
     uint32_t gw;
+    uint8_t ip6[16];      /* --ip6: a global IPv6 address, network order */
+    unsigned prefix6;
+    bool ip6_set;
+    uint8_t gw6[16];      /* --gw6: the IPv6 default router */
+    bool gw6_set;
     uint8_t mac[6];
     bool mac_set;
     /* threads */
@@ -85,7 +90,8 @@ typedef struct common_opts {
     bool steer;           /* tern: software steering over the cores */
     uint64_t steer_queues; /* tern --steer: device queues to read, 0 = 1 */
     /* which were given, for "ignored"/"rejected" notes */
-    bool seen_driver, seen_iface, seen_ip, seen_gw, seen_mac, seen_pcap,
+    bool seen_driver, seen_iface, seen_ip, seen_gw, seen_ip6, seen_gw6,
+         seen_mac, seen_pcap,
          seen_fault, seen_offload, seen_busy_poll, seen_time_wait,
          seen_steer, seen_steer_queues, seen_max_conns;
 } common_opts;

@@ -16,6 +16,7 @@
 
 #include "bytebuf.h"
 #include "endpoint.h"
+#include "ip6_config.h"
 #include "opts.h"
 #include "report.h"
 #include "rt.h"
@@ -79,13 +80,29 @@ static inline uint32_t rt_app_peer_ip4(const common_opts *co,
     return peer->addr.v4;
 }
 
-/* What a tern server prints when it starts: the address it serves on. */
+/* --ip6 and --gw6 into a real driver's stack config (the mem link's
+ * ends stay IPv4 only). */
+static inline void rt_app_ip6(const common_opts *co, const rt_ep *ep,
+                              tern_config *cfg)
+{
+    if (ep->dev)
+        app_ip6_config(co, cfg);
+}
+
+/* What a tern server prints when it starts: the addresses it serves on. */
 static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
                                  const char *what, unsigned port)
 {
-    char a[16];
-    snprintf(out, n, "%s %s:%u on %s %s (Ctrl-C prints the figures)", what,
-             tern_ip4_format(co->ip, a), port, co->driver,
+    char a[16], a6[EP_STRLEN + 1] = "";
+    if (co->ip6_set) {
+        ep_addr v6 = {.family = EP_AF_INET6};
+        memcpy(v6.v6, co->ip6, 16);
+        endpoint e = {v6, (uint16_t)port};
+        a6[0] = ' ';
+        ep_format(&e, a6 + 1);
+    }
+    snprintf(out, n, "%s %s:%u%s on %s %s (Ctrl-C prints the figures)", what,
+             tern_ip4_format(co->ip, a), port, a6, co->driver,
              co->iface ? co->iface : "");
 }
 

@@ -354,6 +354,7 @@ static uint64_t work(rt_core *core)
 
 static void configure(rt_ep *ep, tern_config *cfg)
 {
+    rt_app_ip6(&co, ep, cfg);
     if (ep->role == RT_SERVER) {
         cfg->cb.accepted = srv_accepted;
         cfg->cb.recv = srv_recv;

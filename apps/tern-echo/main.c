@@ -145,6 +145,7 @@ static void cli_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 
 static void configure(rt_ep *ep, tern_config *cfg)
 {
+    rt_app_ip6(&co, ep, cfg);
     if (ep->role == RT_SERVER) {
         cfg->cb.accepted = srv_accepted;
         cfg->cb.recv = srv_recv;

@@ -204,6 +204,7 @@ static void cli_closed(tern_stack *st, tern_conn *c, void *user, int reason)
 
 static void configure(rt_ep *ep, tern_config *cfg)
 {
+    rt_app_ip6(&co, ep, cfg);
     /* Each endpoint gets its role's callbacks, so none asks which
      * endpoint it runs for. */
     if (ep->role == RT_SERVER) {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ip6_config.h"
 #include "kv_conn.h"
 #include "kv_opts.h"
 #include "kv_report.h"
@@ -217,6 +218,7 @@ static void configure(void *app, unsigned core, tern_config *cfg)
 {
     (void)app;
     (void)core;
+    app_ip6_config(&co, cfg);
     cfg->cb.accepted = srv_accepted;
     cfg->cb.recv = srv_recv;
     cfg->cb.acked = srv_acked;
