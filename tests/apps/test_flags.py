@@ -55,6 +55,18 @@ class Flags(unittest.TestCase):
             self.bad_says("brackets are for IPv6", p, "--client",
                           "[127.0.0.1]:1")
             self.bad_says("1..65535", p, "--client", "[::1]:0")
+        # Our IPv6 address and router.
+        self.bad_says("1..128", "tern-echo", "--ip6", "2001:db8::2/200")
+        self.bad_says("not an IPv6 address", "tern-echo", "--ip6",
+                      "198.18.0.2/24")
+        self.bad_says("expected an IPv6 address", "tern-echo", "--gw6",
+                      "198.18.0.1")
+        self.bad_says("need a real driver", "tern-echo", "--ip6",
+                      "2001:db8::2/64")
+        r = run(["kern-echo", "--ip6", "2001:db8::2/64", "--requests", "10"],
+                timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("ignoring --ip6", r.stderr)
         # A well-formed IPv6 endpoint passes the parser: kern-echo then
         # fails to connect (nothing listens), not on the syntax.
         r = run(["kern-echo", "--client", "[::1]:1", "--requests", "1"],
