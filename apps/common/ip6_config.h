@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "endpoint.h"
 #include "opts.h"
 #include "tern.h"
 
@@ -19,6 +20,21 @@ static inline void app_ip6_config(const common_opts *co, tern_config *cfg)
         memcpy(cfg->ip6_gateway, co->gw6, 16);
         cfg->ip6_enable = true;
     }
+}
+
+/* " [ADDR6]:PORT" when --ip6 was given, else "": for the servers' banner
+ * (out holds EP_STRLEN + 1). */
+static inline char *app_ip6_endpoint(const common_opts *co, unsigned port,
+                                     char *out)
+{
+    out[0] = 0;
+    if (co->ip6_set) {
+        endpoint e = {{.family = EP_AF_INET6}, (uint16_t)port};
+        memcpy(e.addr.v6, co->ip6, 16);
+        out[0] = ' ';
+        ep_format(&e, out + 1);
+    }
+    return out;
 }
 
 #endif

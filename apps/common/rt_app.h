@@ -93,17 +93,10 @@ static inline void rt_app_ip6(const common_opts *co, const rt_ep *ep,
 static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
                                  const char *what, unsigned port)
 {
-    char a[16], a6[EP_STRLEN + 1] = "";
-    if (co->ip6_set) {
-        ep_addr v6 = {.family = EP_AF_INET6};
-        memcpy(v6.v6, co->ip6, 16);
-        endpoint e = {v6, (uint16_t)port};
-        a6[0] = ' ';
-        ep_format(&e, a6 + 1);
-    }
+    char a[16], a6[EP_STRLEN + 1];
     snprintf(out, n, "%s %s:%u%s on %s %s (Ctrl-C prints the figures)", what,
-             tern_ip4_format(co->ip, a), port, a6, co->driver,
-             co->iface ? co->iface : "");
+             tern_ip4_format(co->ip, a), port, app_ip6_endpoint(co, port, a6),
+             co->driver, co->iface ? co->iface : "");
 }
 
 /* "connect to A.B.C.D:P: <why>", with what to check for the usual

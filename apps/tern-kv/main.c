@@ -402,10 +402,11 @@ int main(int argc, char **argv)
     rc.loop = loop;
     rc.work = work;
     if (!co.json) {
-        char ip[16];
-        fprintf(stderr, "%s: serving %s:%u on %s %s (Ctrl-C prints the "
+        char ip[16], ip6[EP_STRLEN + 1];
+        fprintf(stderr, "%s: serving %s:%u%s on %s %s (Ctrl-C prints the "
                 "figures)\n", co.prog, fmt_ip4(co.ip, ip), (unsigned)ko.port,
-                co.driver, co.iface ? co.iface : "");
+                app_ip6_endpoint(&co, (unsigned)ko.port, ip6), co.driver,
+                co.iface ? co.iface : "");
     }
     char err[256];
     int rc_ = tern_rt_run(&rc, err, sizeof err);
