@@ -439,6 +439,18 @@ typedef struct tern_config {
     uint8_t cc;               /* enum tern_cc */
     uint32_t keepalive_ms;    /* idle before probes, 0 = off */
 
+    /* TCP Fast Open (RFC 7413; docs/tcp.md). tfo_server: listeners hand
+     * out cookies and take the data of a SYN that carries a valid one
+     * (cb.accepted and cb.recv run before the handshake completes); off
+     * by default. tfo_max_pending: such connections still in SYN_RECEIVED
+     * at once, default 16; beyond it a SYN's data is left for the usual
+     * handshake (tcp_tfo_pending_full). tfo_cache_entries: destinations
+     * whose cookie the client side (tern_tcp_connect_data) remembers,
+     * default 16, the least recently used replaced. */
+    bool tfo_server;
+    uint32_t tfo_max_pending;
+    uint32_t tfo_cache_entries;
+
     /* IPv4 reassembly: datagrams being reassembled at once (default 8;
      * the oldest is evicted when a new one needs a slot), how long an
      * incomplete one is kept (default 30 s), and whether to reassemble at
@@ -678,6 +690,27 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
                             uint16_t local_port, void *user, int *err);
 
 /*
+ * tern_tcp_connect with TCP Fast Open (RFC 7413): `len` bytes copied from
+ * `data` are queued whole before the SYN leaves (all or nothing: len at
+ * most cfg.snd_buf, else TERN_EMSGSIZE; TERN_ENOBUFS when the pool cannot
+ * hold them). When the instance holds a cookie for dst_ip (from an
+ * earlier connect_data to it), the SYN carries the cookie and the first
+ * bytes of the data (up to the peer's MSS less 40), and the server hands
+ * them to its application one round trip earlier. Otherwise the SYN asks
+ * for a cookie (remembered for the next connect, cfg.tfo_cache_entries
+ * destinations), and the data follows the handshake as after
+ * tern_tcp_connect. Data the server does not acknowledge in its SYN-ACK
+ * (a bad cookie, a server over its limit) is sent again at once, so the
+ * peer always receives the whole stream once. len 0 only asks for a
+ * cookie. cb.connected follows as for tern_tcp_connect; the counters
+ * tcp_tfo_* tell what happened. Other errors as tern_tcp_connect.
+ */
+tern_conn *tern_tcp_connect_data(tern_stack *st, uint32_t dst_ip,
+                                 uint16_t dst_port, uint16_t local_port,
+                                 void *user, const void *data, size_t len,
+                                 int *err);
+
+/*
  * Queue `len` bytes copied from `data`. Returns bytes taken or -tern_err.
  * A partial send is normal: when the send buffer (cfg.snd_buf) fills, fewer
  * than len bytes are taken (0 with no space). Keep the rest and send it
@@ -884,7 +917,14 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(tcp_data_segs_in) X(tcp_data_segs_out) X(tcp_bytes_in)               \
     X(tcp_bytes_out) X(tcp_dup_data_in) X(tcp_time_wait_reuse)             \
     X(tcp_nobuf) X(tcp_time_wait_recycled) X(tcp_time_wait_acks)           \
-    X(tcp_send_rx_reserve) X(tcp_writable_calls)
+    X(tcp_send_rx_reserve) X(tcp_writable_calls)                           \
+    /* TCP Fast Open (RFC 7413), server then client side */                \
+    X(tcp_tfo_cookie_req_in) X(tcp_tfo_cookie_bad) X(tcp_tfo_syn_data_in)  \
+    X(tcp_tfo_pending_full) X(tcp_tfo_cookie_req_out)                      \
+    X(tcp_tfo_syn_data_out) X(tcp_tfo_syn_data_acked)                      \
+    X(tcp_tfo_syn_data_unacked) X(tcp_tfo_cookies_cached)                  \
+    /* segments with URG set (data delivered inline, RFC 6093) */          \
+    X(tcp_urg_in)
 
 typedef struct tern_counters {
 #define TERN_COUNTER_FIELD_(n) uint64_t n;

@@ -70,6 +70,10 @@ void echo_opts_parse(common_opts *co, echo_opts *eo, int argc, char **argv)
          .seen = &dur_seen),
         OPT("requests", OT_UINT, &eo->requests, "N",
          "stop after exactly N completed round trips", .min = 1),
+        OPT("tfo", OT_FLAG, &eo->tfo, NULL,
+         "TCP Fast Open (tern-echo): the server takes data in SYNs with a "
+         "valid cookie; the client's first connection asks for a cookie, "
+         "the others open after it with their first request in the SYN"),
         OPT_END,
     };
     const char *usage =
@@ -86,6 +90,9 @@ void echo_opts_parse(common_opts *co, echo_opts *eo, int argc, char **argv)
         opts_fail(co, "--requests/--duration are client flags");
     if (!eo->port && eo->mode == MODE_SERVER)
         eo->port = 7007;
+    if (eo->tfo && co->family != FAMILY_TERN)
+        opts_fail(co, "--tfo is tern-echo's (for Linux set "
+                      "net.ipv4.tcp_fastopen)");
 }
 
 void bulk_opts_parse(common_opts *co, bulk_opts *bo, int argc, char **argv)

@@ -22,6 +22,7 @@ typedef struct echo_opts {
     uint64_t requests;      /* 0 = until --duration */
     bool server;
     const char *client;
+    bool tfo;               /* TCP Fast Open (tern-echo only) */
 } echo_opts;
 
 typedef struct bulk_opts {

@@ -47,6 +47,7 @@ typedef struct trr {
     uint32_t dst_ip;
     uint16_t dst_port;
     const char *prog;
+    bool tfo;                   /* TCP Fast Open: see trr_set_tfo */
 } trr;
 
 static trr g_trr;
@@ -104,24 +105,57 @@ static inline void trr_send(tern_stack *st, trr_conn *cc, unsigned k)
         trr_queue(cc, s < 0 ? 0 : (size_t)s, n);
 }
 
+/* TCP Fast Open (tern_tcp_connect_data): each connection's first request
+ * is handed to the connect. The first connection of a core opens alone
+ * and asks for the server's cookie; the others open once it is connected
+ * (the cookie is cached then) and carry their first request in the SYN. */
+static inline void trr_set_tfo(bool on) { g_trr.tfo = on; }
+
+/* Open connection k of the core (ep: its client endpoint); 0 or -tern_err. */
+static inline int trr_open(tern_stack *st, trr_core *sc, unsigned k)
+{
+    int err = 0;
+    trr_conn *cc = &sc->conns[k];
+    cc->sc = sc;
+    cc->c = g_trr.tfo ? tern_tcp_connect_data(st, g_trr.dst_ip, g_trr.dst_port,
+                                              0, cc, g_trr.train,
+                                              g_trr.req_len, &err)
+                      : tern_tcp_connect(st, g_trr.dst_ip, g_trr.dst_port, 0,
+                                         cc, &err);
+    return cc->c ? 0 : -(err ? err : TERN_ENOMEM);
+}
+
 /* Connect this core's share (client endpoint). */
 static inline int trr_start(rt_ep *ep)
 {
     trr_core *sc = &g_trr.cores[ep->core->idx];
     sc->core = ep->core;
     sc->arp_watch = ep->dev ? ep : NULL;
-    for (unsigned k = 0; k < sc->n; k++) {
-        int err = 0;
-        sc->conns[k].sc = sc;
-        sc->conns[k].c = tern_tcp_connect(ep->st, g_trr.dst_ip, g_trr.dst_port,
-                                          0, &sc->conns[k], &err);
-        if (!sc->conns[k].c) {
+    unsigned n = g_trr.tfo && sc->n ? 1 : sc->n;
+    for (unsigned k = 0; k < n; k++) {
+        int rc = trr_open(ep->st, sc, k);
+        if (rc) {
             rt_app_connect_error(ep->core->errmsg, sizeof ep->core->errmsg,
-                                 ep, g_trr.dst_ip, g_trr.dst_port, err);
+                                 ep, g_trr.dst_ip, g_trr.dst_port, -rc);
             return -1;
         }
     }
     return 0;
+}
+
+/* With TFO the first connection is up: open the others (cold path). */
+static __attribute__((noinline, cold, unused)) void
+trr_open_rest(tern_stack *st, trr_core *sc)
+{
+    for (unsigned k = 1; k < sc->n; k++) {
+        int rc = trr_open(st, sc, k);
+        if (rc) {
+            fprintf(stderr, "%s: core %u: connect: %s\n", g_trr.prog,
+                    sc->core->idx, tern_strerror(rc));
+            sc->failed = true;
+            return;
+        }
+    }
 }
 
 static inline void trr_connected(tern_stack *st, void *user)
@@ -129,6 +163,12 @@ static inline void trr_connected(tern_stack *st, void *user)
     trr_conn *cc = user;
     trr_core *sc = cc->sc;
     unsigned k = rr_start(&sc->rr, &cc->rr, sc->core->now);
+    if (g_trr.tfo) {
+        /* the first request went with the connect */
+        if (cc == &sc->conns[0])
+            trr_open_rest(st, sc);
+        k = k ? k - 1 : 0;
+    }
     if (k)
         trr_send(st, cc, k);
 }

@@ -153,6 +153,7 @@ static void configure(rt_ep *ep, tern_config *cfg)
         cfg->cb.writable = srv_writable;
         cfg->cb.peer_closed = srv_peer_closed;
         cfg->cb.closed = srv_closed;
+        cfg->tfo_server = eo.tfo;
     } else {
         cfg->cb.connected = cli_connected;
         cfg->cb.recv = cli_recv;
@@ -238,6 +239,7 @@ int main(int argc, char **argv)
                                           : RT_MEM_SERVER_IP,
                    eo.mode == MODE_CLIENT ? eo.peer.port : (uint16_t)eo.port))
         opts_fail(&co, "no client connections (--conns too small for --cores?)");
+    trr_set_tfo(eo.tfo);
 
     rt_params p;
     rt_params_from_opts(&p, &co, eo.mode == MODE_SERVER ? RT_SERVER

@@ -37,6 +37,8 @@ static void fill_defaults(tern_config *c)
     DEF(max_retries, DEF_MAX_RETRIES);
     DEF(syn_retries, DEF_SYN_RETRIES);
     DEF(delack_ms, DEF_DELACK_MS);
+    DEF(tfo_max_pending, DEF_TFO_PENDING);
+    DEF(tfo_cache_entries, DEF_TFO_CACHE);
     DEF(icmp_rate_per_sec, 100);
     DEF(reasm_slots, 8);
     DEF(reasm_timeout_ms, 30000);

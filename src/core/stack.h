@@ -33,6 +33,8 @@
 #define DEF_MAX_RETRIES 8
 #define DEF_SYN_RETRIES 5
 #define DEF_DELACK_MS 40
+#define DEF_TFO_PENDING 16            /* Linux's usual TCP_FASTOPEN qlen */
+#define DEF_TFO_CACHE 16
 /* Knuth's multiplicative hash constant, 2^32 / golden ratio. */
 #define HASH_MUL32 2654435761u
 #define IP_ID_BUCKETS 64

@@ -1319,3 +1319,19 @@ def syn_flood_fast(env):
     env.check(arps <= 10 * 252, "%d ARP requests for 200,000 SYNs from 252 "
               "addresses" % arps)
     alive_check(c, 17)
+
+
+@case("RFC 9293 3.8.5 (MUST-30, MUST-31), RFC 6093",
+      "URG segments (pointer inside, beyond and zero, URG without data): "
+      "every byte echoed inline, in order, once")
+def urgent_inline(env):
+    c = established(env)
+    data = pattern(300, 9)
+    c.send("PAU", payload=data[:100], urg=50)
+    c.send("PAU", payload=data[100:200], urg=1000)
+    c.send("PAU", payload=data[200:250], urg=0)
+    c.send("AU", urg=1)
+    c.send("PA", payload=data[250:])
+    got, _ = c.recv_data(300)
+    env.check(got == data, "echo of urgent data differs (%d bytes back)" %
+              len(got))

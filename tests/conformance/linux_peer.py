@@ -74,6 +74,8 @@ def listen(ip, port):
 def accept_loop(ls, fn):
     while True:
         c, _ = ls.accept()
+        # urgent data inline, as tern delivers it (RFC 6093)
+        c.setsockopt(socket.SOL_SOCKET, socket.SO_OOBINLINE, 1)
         threading.Thread(target=fn, args=(c,), daemon=True).start()
 
 

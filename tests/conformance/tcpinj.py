@@ -563,10 +563,12 @@ class Conn:
 
     # -- sending ------------------------------------------------------------
     def send(self, flags, payload=b"", seq=None, ack=None, win=None,
-             options=None, advance=True, tsval=None, extra_opts=None):
+             options=None, advance=True, tsval=None, extra_opts=None,
+             urg=0):
         """Send a segment. Defaults: seq = snd_nxt, ack = rcv_nxt (if the
         flags carry A), window = self.win, options = timestamps if
-        negotiated.  advance: move snd_nxt past the segment."""
+        negotiated.  advance: move snd_nxt past the segment.  urg: the
+        urgent pointer field (with "U" in flags)."""
         if seq is None:
             seq = self.snd_nxt
         if ack is None:
@@ -583,7 +585,7 @@ class Conn:
             l3 = IP(src=self.env.my_ip, dst=self.peer_ip, id=self.ip_id,
                     flags="DF", ttl=64)
         pkt = l3 / TCP(sport=self.sport, dport=self.dport, seq=seq, ack=ack,
-                       flags=flags, window=w, options=options)
+                       flags=flags, window=w, options=options, urgptr=urg)
         if payload:
             pkt = pkt / Raw(payload)
         t = self.wire.send_ip(pkt)

@@ -52,8 +52,11 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port)
     return 0;
 }
 
-tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
-                            uint16_t local_port, void *user, int *err)
+/* A conn in SYN_SENT for tern_tcp_connect and tern_tcp_connect_data,
+ * its SYN not sent yet; NULL with *err set. */
+static struct tern_conn *active_open(tern_stack *st, uint32_t dst_ip,
+                                     uint16_t dst_port, uint16_t local_port,
+                                     void *user, int *err)
 {
     struct tcp_layer *tl = TL(st);
     int e = 0;
@@ -95,9 +98,24 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
     c->rcv_mss = tl->our_mss;
     conn_set_state(st, c, TERN_TCP_SYN_SENT);
     CTR(st, tcp_active_opens);
+    return c;
+}
+
+/* The first SYN of an active open, and its timer. */
+static void send_first_syn(tern_stack *st, struct tern_conn *c)
+{
     c->rtt_at = st->now;
     tcp_send_syn(st, c);
     tcp_arm_rto(st, c);
+}
+
+tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
+                            uint16_t local_port, void *user, int *err)
+{
+    struct tern_conn *c = active_open(st, dst_ip, dst_port, local_port, user,
+                                      err);
+    if (c)
+        send_first_syn(st, c);
     return c;
 }
 
@@ -382,6 +400,44 @@ static OUT_OF_LINE long send_one_buf(tern_stack *st, struct tern_conn *c,
      * when it is sq_cur, unsent */
     kick(st, c, c->sq_cur ? TF_OUTPUT | TF_LONE : TF_OUTPUT);
     return (long)len;
+}
+
+tern_conn *tern_tcp_connect_data(tern_stack *st, uint32_t dst_ip,
+                                 uint16_t dst_port, uint16_t local_port,
+                                 void *user, const void *data, size_t len,
+                                 int *err)
+{
+    struct tcp_layer *tl = TL(st);
+    if (len > tl->snd_buf || (len && !data)) {
+        if (err)
+            *err = len > tl->snd_buf ? TERN_EMSGSIZE : TERN_EINVAL;
+        return NULL;
+    }
+    struct tern_conn *c = active_open(st, dst_ip, dst_port, local_port, user,
+                                      err);
+    if (!c)
+        return NULL;
+    uint8_t ck[TFO_COOKIE_MAX];
+    uint16_t mss;
+    c->tfo = TFO_OPT;                   /* a cookie request ... */
+    if (len && tfo_cache_get(st, dst_ip, ck, &mss)) {
+        c->tfo |= TFO_DATA;             /* ... or the cookie and data */
+        /* queue buffers as large as the SYN takes (c->mss is set again
+         * from the SYN-ACK) */
+        uint32_t room = tfo_syn_room(tl, mss);
+        if (room > c->mss)
+            c->mss = (uint16_t)room;
+    }
+    long n = len ? send_queue(st, c, data, len) : 0;
+    if (n != (long)len) {
+        /* the pool refused: nothing was sent yet, so nothing is owed */
+        conn_free(st, c);
+        if (err)
+            *err = TERN_ENOBUFS;
+        return NULL;
+    }
+    send_first_syn(st, c);
+    return c;
 }
 
 long tern_tcp_send(tern_stack *st, tern_conn *c, const void *data, size_t len)

@@ -68,6 +68,9 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
                         (uint32_t)(tl->our_mss - (tl->ts ? TCP_TS_LEN : 0));
     tl->burst_stretch = tl->short_stretch;
     tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
+    tl->tfo_server = cfg->tfo_server;
+    tl->tfo_max_pending = cfg->tfo_max_pending ? cfg->tfo_max_pending
+                                               : DEF_TFO_PENDING;
 }
 
 void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
@@ -82,6 +85,7 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     struct tcp_listener *lis = carve_take(cv, (size_t)nl * sizeof *lis, 8);
     if (!st || !cv->base) {
         twr_mem(NULL, ntw, cv);
+        tfo_mem(NULL, cfg, cv);
         return;
     }
     tern_memset(tl, 0, sizeof *tl);
@@ -112,6 +116,7 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     tl->chack_tokens = 1000;
     tw_init(tl, st->now);
     twr_mem(tl, ntw, cv);         /* after the keys: it hashes with them */
+    tfo_mem(tl, cfg, cv);
 }
 
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
@@ -175,6 +180,9 @@ void conn_free(tern_stack *st, struct tern_conn *c)
         tcp_send_unblock(tl, c);
     if (c->flags & TF_HALF_OPEN)
         tl->half_open--;
+    if (c->tfo & TFO_PENDING)
+        tl->tfo_pending--;
+    c->tfo = 0;
     if (c->flags & TF_WAS_EST)
         CTR(st, tcp_conns_closed);
     c->flags &= TF_PENDING;
@@ -210,6 +218,10 @@ void conn_set_state(tern_stack *st, struct tern_conn *c, uint8_t state)
     if ((c->flags & TF_HALF_OPEN) && state != TERN_TCP_SYN_RECEIVED) {
         c->flags &= ~(uint32_t)TF_HALF_OPEN;
         TL(st)->half_open--;
+    }
+    if ((c->tfo & TFO_PENDING) && state != TERN_TCP_SYN_RECEIVED) {
+        c->tfo &= (uint8_t)~TFO_PENDING;
+        TL(st)->tfo_pending--;
     }
     c->flags &= ~(uint32_t)TF_LONE;  /* the mark holds for ESTABLISHED */
     c->state = state;

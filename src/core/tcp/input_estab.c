@@ -78,6 +78,10 @@ static bool establish_passive(tern_stack *st, struct tern_conn *c,
     /* a SYN-ACK sent from a cookie was never timed */
     tcp_establish(st, c, s, c->iss + 1, (uint32_t)s->wnd << c->snd_ws,
                   c->rtt_at != 0);
+    if ((c->flags & TF_PASSIVE) && (c->tfo & TFO_DATA)) {
+        conn_pend(st, c, TF_OUTPUT);        /* Fast Open: told at the SYN */
+        return true;
+    }
     if (c->flags & TF_APP) {                /* simultaneous open */
         uint32_t gen = c->gen;
         if (st->cfg.cb.connected)
@@ -94,28 +98,6 @@ static bool establish_passive(tern_stack *st, struct tern_conn *c,
         c->user = u;
     }
     conn_pend(st, c, TF_OUTPUT);
-    return true;
-}
-
-/* Hand len bytes at p (inside b) to the app. false: the conn is gone.
- * Inline (as ack_policy): once per data segment, from the fast path. */
-static inline bool deliver(tern_stack *st, struct tern_conn *c, tern_buf *b,
-                           uint8_t *p, uint32_t len)
-{
-    c->rcv_nxt += len;
-    c->rcv_unacked += len;
-    c->bytes_received += len;
-    CTR(st, tcp_data_segs_in);
-    st->ctr.tcp_bytes_in += len;
-    if ((c->flags & (TF_APP | TF_APP_CLOSED | TF_CLOSED_CB)) != TF_APP ||
-        !st->cfg.cb.recv)
-        return true;                        /* nobody reads: discarded */
-    uint32_t gen = c->gen;
-    size_t used = st->cfg.cb.recv(st, c, c->user, b, p, len);
-    if (c->gen != gen)
-        return false;
-    if (used < len)
-        c->rcv_unread += len - (uint32_t)used;
     return true;
 }
 
@@ -241,13 +223,13 @@ static void rcv_data(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         return;
     }
     bool filled = c->ooo_head != NULL;
-    if (len && !deliver(st, c, s->buf, p, len))
+    if (len && !tcp_deliver(st, c, s->buf, p, len))
         return;
     tern_buf *b;
     uint32_t l2;
     bool f2 = false;
     while (!fin && (b = ooo_pop(st, c, &p, &l2, &f2))) {
-        bool ok = !l2 || deliver(st, c, b, p, l2);
+        bool ok = !l2 || tcp_deliver(st, c, b, p, l2);
         tern_buf_release(st, b);
         if (!ok)
             return;
@@ -296,6 +278,10 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         return;
     }
     c->last_rcv = st->now;
+    /* RFC 6093: urgent data stays inline and the pointer is not used; an
+     * application learns of it only from this count (docs/tcp.md) */
+    if (fl & TCP_URG)
+        CTR(st, tcp_urg_in);
     if ((c->flags & TF_TS) && (s->o.has & OPT_TS) &&
         seq_le(s->seq, c->last_ack_sent))
         c->ts_recent = s->o.tsval;
@@ -476,7 +462,7 @@ static HOT_INLINE void fast_body(tern_stack *st, struct tern_conn *c,
      * refused exactly when an app callback closed the conn: no gen check. */
     if (ack != c->snd_una && !fast_new_ack(st, c, r, ack, tsecr))
         return;
-    if (r.len && deliver(st, c, r.b, ref_payload(r), r.len))
+    if (r.len && tcp_deliver(st, c, r.b, ref_payload(r), r.len))
         ack_policy(st, c, false);
 }
 

@@ -75,6 +75,24 @@ static struct tern_conn *passive_conn(tern_stack *st, const tcp_seg *s,
     return c;
 }
 
+/* A Fast Open SYN's data was taken (tfo_passive): the app gets the conn
+ * and the data now, before the handshake completes (RFC 7413 4.2.2), and
+ * the SYN-ACK acknowledges it. A retransmitted SYN finds the conn and
+ * draws the SYN-ACK again (tcp_input_sync): the data is delivered once.
+ * false: the app closed the conn in a callback. */
+static bool tfo_accept(tern_stack *st, struct tern_conn *c, tcp_seg *s)
+{
+    c->flags |= TF_APP;
+    uint32_t gen = c->gen;
+    if (st->cfg.cb.accepted) {
+        void *u = st->cfg.cb.accepted(st, c, c->user);
+        if (c->gen != gen)
+            return false;
+        c->user = u;
+    }
+    return tcp_deliver(st, c, s->buf, s->payload, s->len);
+}
+
 static void syn_on_listener(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
 {
     struct tcp_layer *tl = TL(st);
@@ -112,6 +130,9 @@ static void syn_on_listener(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
     c->snd_una = c->snd_nxt = c->snd_max = iss;
     CTR(st, tcp_passive_opens);
     c->rtt_at = st->now;
+    if (tl->tfo_server && (s->o.has & OPT_TFO) && tfo_passive(st, c, s) &&
+        !tfo_accept(st, c, s))
+        return;
     tcp_send_syn(st, c);
     tcp_arm_rto(st, c);
 }
@@ -179,15 +200,35 @@ void tcp_input_listen(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
     CTR(st, tcp_drop_flags);
 }
 
+/* The SYN-ACK s of a SYN that carried data (Fast Open): the data it
+ * acknowledges is released as any ACK releases it; the rest, all of it
+ * when the server took none (no or a bad cookie, or over its bound, as
+ * Linux does then), is sent again at once. false: the conn is gone. */
+static bool tfo_synack_data(tern_stack *st, struct tern_conn *c,
+                            const tcp_seg *s)
+{
+    if (seq_gt(s->ack, c->snd_una)) {
+        CTR(st, tcp_tfo_syn_data_acked);
+        return tcp_new_ack_general(st, c, s);
+    }
+    CTR(st, tcp_tfo_syn_data_unacked);
+    c->snd_nxt = c->snd_una;
+    c->sq_cur = c->sq_head;
+    return true;
+}
+
 static void established_active(tern_stack *st, struct tern_conn *c,
                                tcp_seg *s)
 {
-    tcp_establish(st, c, s, s->ack, s->wnd, true);  /* never scaled in a SYN */
+    /* data in our SYN: established on the SYN alone, the data after */
+    bool data = seq_gt(c->snd_max, c->iss + 1);
+    tcp_establish(st, c, s, data ? c->iss + 1 : s->ack,
+                  s->wnd, true);            /* never scaled in a SYN */
     conn_pend(st, c, TF_ACK_NOW | TF_OUTPUT);
     uint32_t gen = c->gen;
     if (st->cfg.cb.connected)
         st->cfg.cb.connected(st, c, c->user);
-    if (c->gen == gen)
+    if (c->gen == gen && (!data || tfo_synack_data(st, c, s)))
         tcp_rearm(st, c);
 }
 
@@ -218,6 +259,8 @@ void tcp_input_syn_sent(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     c->last_rcv = st->now;
     tcp_apply_syn_opts(st, c, &s->o);
     if (ack) {
+        if (c->tfo & TFO_OPT)
+            tfo_synack_cookie(st, c, s);
         established_active(st, c, s);
         return;
     }

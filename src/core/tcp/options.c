@@ -2,6 +2,18 @@
  * header, and building the SYN and established layouts (4-byte aligned). */
 #include "tcp.h"
 
+/* A TFO option's cookie of n bytes at c: a request (0) or 4..16 bytes
+ * (RFC 7413 4.1.1); any other length is ignored as an unknown option. */
+static void opt_tfo(const uint8_t *c, uint32_t n, bool exp, tcp_opts *o)
+{
+    if (n != 0 && (n < 4 || n > TFO_COOKIE_MAX))
+        return;
+    o->has |= OPT_TFO;
+    o->tfo = c;
+    o->tfo_len = (uint8_t)n;
+    o->tfo_exp = exp;
+}
+
 static bool opt_one(const uint8_t *p, uint32_t olen, bool syn, tcp_opts *o)
 {
     switch (p[0]) {
@@ -46,6 +58,14 @@ static bool opt_one(const uint8_t *p, uint32_t olen, bool syn, tcp_opts *o)
         }
         return true;
     }
+    case TCPOPT_TFO:
+        if (syn)
+            opt_tfo(p + 2, olen - 2, false, o);
+        return true;
+    case TCPOPT_EXP:
+        if (syn && olen >= 4 && rd16(p + 2) == TFO_EXP_MAGIC)
+            opt_tfo(p + 4, olen - 4, true, o);
+        return true;
     default:
         return true;            /* unknown: skipped by its length */
     }
@@ -114,6 +134,24 @@ uint32_t tcp_opts_syn(uint8_t *p, uint16_t mss, int ws, bool sack, bool ts,
         q += 4;
     }
     return (uint32_t)(q - p);
+}
+
+uint32_t tcp_opts_tfo(uint8_t *p, const uint8_t *cookie, uint32_t len,
+                      bool exp)
+{
+    uint32_t olen = (exp ? 4u : 2u) + len;
+    uint32_t pad = (4 - (olen & 3)) & 3;
+    uint8_t *q = p;
+    for (uint32_t i = 0; i < pad; i++)
+        *q++ = TCPOPT_NOP;
+    q[0] = exp ? TCPOPT_EXP : TCPOPT_TFO;
+    q[1] = (uint8_t)olen;
+    if (exp)
+        wr16(q + 2, TFO_EXP_MAGIC);
+    q += exp ? 4 : 2;
+    for (uint32_t i = 0; i < len; i++)
+        q[i] = cookie[i];
+    return pad + olen;
 }
 
 uint32_t tcp_opts_est(uint8_t *p, bool ts, uint32_t tsval, uint32_t tsecr,

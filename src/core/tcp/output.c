@@ -85,6 +85,8 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
         bool ts = active ? tl->ts : (c->flags & TF_TS) != 0;
         olen = tcp_opts_syn(opt, tl->our_mss, ws ? c->rcv_ws : -1, sack, ts,
                             tsval, c->ts_recent);
+        if (c->tfo)                 /* at most 20 bytes, as those above */
+            olen += tfo_syn_option(st, c, opt + olen);
     } else {
         uint32_t blocks[4][2], nb = 0;
         /* the blocks ride in the room the payload leaves: a full segment
@@ -871,13 +873,54 @@ void tcp_send_probe(tern_stack *st, struct tern_conn *c)
     ctl_send(st, c, c->snd_una - 1, TCP_ACK);
 }
 
+/* The first SYN of a Fast Open connect (TFO_DATA): the cookie and as much
+ * of the queued data as one SYN takes (RFC 7413 4.2.1). false: no data
+ * went (no buffer, or none fits); the caller sends a plain SYN. */
+static bool send_syn_data(tern_stack *st, struct tern_conn *c)
+{
+    uint8_t ck[TFO_COOKIE_MAX];
+    uint16_t mss = 0;
+    tern_buf *q = c->sq_head;
+    uint32_t n = q ? bq_len(q) : 0, max = 0;
+    if (tfo_cache_get(st, c->raddr, ck, &mss))
+        max = tfo_syn_room(TL(st), mss);
+    if (n > max)
+        n = max;
+    tern_buf *b = n ? hdr_buf(st) : NULL;
+    if (!b)
+        return false;
+    uint32_t sum = tcp_copy_csum(b->data, bq_data(q), n);
+    q->cb32 = tx_stamp(st->now, false);     /* RACK */
+    xmit_slow(st, c, b, c->iss, TCP_SYN, n, sum);
+    CTR(st, tcp_tfo_syn_data_out);
+    c->snd_nxt = c->snd_max = c->iss + 1 + n;
+    c->sq_cur = n == bq_len(q) ? bq_next(q) : q;
+    return true;
+}
+
 void tcp_send_syn(tern_stack *st, struct tern_conn *c)
 {
     uint8_t fl = c->state == TERN_TCP_SYN_SENT ? TCP_SYN : TCP_SYN | TCP_ACK;
+    if (fl == TCP_SYN && (c->tfo & TFO_DATA)) {
+        /* only the first SYN carries data and the cookie: a SYN sent
+         * again goes bare, as Linux's, in case a middlebox dropped it
+         * for either; the data follows the handshake */
+        bool first = c->snd_max == c->iss;
+        c->tfo &= (uint8_t)~(TFO_DATA | TFO_OPT);
+        if (first) {
+            c->tfo |= TFO_DATA | TFO_OPT;
+            if (send_syn_data(st, c))
+                return;
+            c->tfo &= (uint8_t)~TFO_DATA;   /* a cookie request then */
+        }
+    }
+    if (fl == TCP_SYN && (c->tfo & TFO_OPT) && c->snd_max == c->iss)
+        CTR(st, tcp_tfo_cookie_req_out);
     ctl_send(st, c, c->iss, fl);
     if (c->snd_max == c->iss)
         c->snd_max = c->iss + 1;
     c->snd_nxt = c->iss + 1;
+    c->sq_cur = NULL;               /* found again from snd_nxt */
 }
 
 void tcp_send_rst_conn(tern_stack *st, struct tern_conn *c)

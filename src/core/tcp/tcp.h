@@ -30,6 +30,11 @@
 #define TCPOPT_SACK_PERM 4
 #define TCPOPT_SACK 5
 #define TCPOPT_TS 8
+#define TCPOPT_TFO 34         /* TCP Fast Open cookie (RFC 7413) */
+#define TCPOPT_EXP 254        /* experimental (RFC 6994), TFO's before 34 */
+#define TFO_EXP_MAGIC 0xF989u /* the ExID of TFO in an experimental option */
+#define TFO_COOKIE_LEN 8      /* the cookies we make */
+#define TFO_COOKIE_MAX 16     /* the longest a peer may give (RFC 7413 4.1.1) */
 
 #define TCP_MAX_WS 14
 #define TCP_MSS_FLOOR 64      /* smallest peer MSS we accept (see docs) */
@@ -49,6 +54,7 @@
 /* ---- parsed options and segment ---- */
 enum {
     OPT_MSS = 1, OPT_WS = 2, OPT_SACK_PERM = 4, OPT_TS = 8, OPT_SACK = 16,
+    OPT_TFO = 32,             /* a Fast Open option (SYN only) */
 };
 
 typedef struct tcp_opts {
@@ -58,6 +64,11 @@ typedef struct tcp_opts {
     uint16_t mss;
     uint32_t tsval, tsecr;
     uint32_t sack[4][2];      /* [start, end) */
+    /* OPT_TFO: the cookie (tfo_len bytes, 0 = a cookie request) inside
+     * the received header, and whether it came in the experimental form */
+    const uint8_t *tfo;
+    uint8_t tfo_len;
+    bool tfo_exp;
 } tcp_opts;
 
 typedef struct tcp_seg {
@@ -237,6 +248,19 @@ struct tern_conn {
     uint32_t tx_tcp_sum;      /* pseudo header without length, ports, and
                                  the TS option's kind/length when TF_TS */
     uint8_t tx_hdr[TCP_TMPL_LEN];
+    uint8_t tfo;              /* TFO_* (tfo.c): Fast Open state */
+};
+
+/* ---- TCP Fast Open state of a conn (tern_conn.tfo, tfo.c) ---- */
+enum {
+    TFO_OPT = 1u << 0,        /* our SYN / SYN-ACK carries a TFO option:
+                                 passive, our cookie (the peer asked or
+                                 sent a bad one); active, the cached
+                                 cookie or a request */
+    TFO_DATA = 1u << 1,       /* passive: the SYN's data was taken and the
+                                 app told; active: our SYN carries data */
+    TFO_EXP = 1u << 2,        /* the option in the experimental form */
+    TFO_PENDING = 1u << 3,    /* counted in tcp_layer.tfo_pending */
 };
 
 /* ---- send / ooo queue metadata kept in tern_buf.cb ---- */
@@ -375,6 +399,14 @@ struct tcp_layer {
     /* TIME_WAIT records (time_wait.c) */
     tcp_tw *tw;
     uint32_t *tw_hash;
+    /* TCP Fast Open (tfo.c) */
+    bool tfo_server;
+    uint32_t tfo_pending;     /* passive conns that took data in the SYN,
+                                 still in SYN_RECEIVED */
+    uint32_t tfo_max_pending;
+    struct tfo_entry *tfo_cache; /* the client's cookies by destination */
+    uint32_t tfo_cache_n;
+    uint32_t tfo_clock;       /* use stamps for the cache's LRU */
     uint32_t tw_n, tw_used, tw_free;
     uint32_t tw_oldest, tw_newest;
     uint32_t tw_shift;
@@ -579,9 +611,40 @@ bool tcp_opts_parse(const uint8_t *opt, uint32_t len, bool syn, tcp_opts *o);
 /* Write the options of a SYN / SYN-ACK; returns bytes (multiple of 4). */
 uint32_t tcp_opts_syn(uint8_t *p, uint16_t mss, int ws, bool sack, bool ts,
                       uint32_t tsval, uint32_t tsecr);
+/* A TFO option with len cookie bytes (0: a request), in kind 34 or the
+ * experimental form, behind NOPs to a multiple of 4; returns bytes. */
+uint32_t tcp_opts_tfo(uint8_t *p, const uint8_t *cookie, uint32_t len,
+                      bool exp);
 /* TS and SACK blocks of an established segment; returns bytes. */
 uint32_t tcp_opts_est(uint8_t *p, bool ts, uint32_t tsval, uint32_t tsecr,
                       const uint32_t (*sack)[2], uint32_t nsack);
+
+/* ---- tfo.c: TCP Fast Open (RFC 7413) ---- */
+/* The client's cookie cache (cfg.tfo_cache_entries) from the carve. */
+void tfo_mem(struct tcp_layer *tl, const tern_config *cfg, carve *cv);
+/* Server: a SYN with a TFO option made the half-open conn c. Decides
+ * whether the SYN-ACK carries our cookie (TFO_OPT) and whether the SYN's
+ * data is taken (true: TFO_DATA set, counted pending; the caller
+ * delivers it). */
+bool tfo_passive(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
+/* Client: the destination's cached cookie and the peer MSS seen with it;
+ * 0 when none is cached, else the cookie's length (copied to cookie). */
+uint32_t tfo_cache_get(tern_stack *st, uint32_t raddr,
+                       uint8_t cookie[TFO_COOKIE_MAX], uint16_t *mss);
+/* Client: a SYN-ACK s answered our SYN with TFO_OPT: keep its cookie. */
+void tfo_synack_cookie(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
+/* Payload bytes a SYN may carry to a peer whose MSS option was mss: room
+ * for the largest options (40 bytes) is kept, so the segment fits
+ * whatever the SYN's options come to. */
+static inline uint32_t tfo_syn_room(const struct tcp_layer *tl, uint32_t mss)
+{
+    uint32_t m = mss < tl->our_mss ? mss : tl->our_mss;
+    return m > 40 ? m - 40 : 0;
+}
+/* The TFO option of the conn's SYN or SYN-ACK at p (NOP-padded to a
+ * multiple of 4); returns its bytes, 0 when it carries none. */
+uint32_t tfo_syn_option(tern_stack *st, const struct tern_conn *c,
+                        uint8_t *p);
 
 /* ---- rtt.c ---- */
 void rtt_init(tern_stack *st, struct tern_conn *c);
@@ -984,6 +1047,29 @@ static inline bool tcp_new_ack(tern_stack *st, struct tern_conn *c,
                                 s->o.tsecr);
     return tcp_new_ack_general(st, c, s);
 }
+/* Hand len bytes at p (inside b) to the app. false: the conn is gone.
+ * Inline: once per data segment, from the fast path (input_estab.c);
+ * also the data of a Fast Open SYN (input_listen.c). */
+static inline bool tcp_deliver(tern_stack *st, struct tern_conn *c,
+                               tern_buf *b, uint8_t *p, uint32_t len)
+{
+    c->rcv_nxt += len;
+    c->rcv_unacked += len;
+    c->bytes_received += len;
+    CTR(st, tcp_data_segs_in);
+    st->ctr.tcp_bytes_in += len;
+    if ((c->flags & (TF_APP | TF_APP_CLOSED | TF_CLOSED_CB)) != TF_APP ||
+        !st->cfg.cb.recv)
+        return true;                        /* nobody reads: discarded */
+    uint32_t gen = c->gen;
+    size_t used = st->cfg.cb.recv(st, c, c->user, b, p, len);
+    if (c->gen != gen)
+        return false;
+    if (used < len)
+        c->rcv_unread += len - (uint32_t)used;
+    return true;
+}
+
 /* Header prediction (input_estab.c): when s is the segment an established
  * conn expects next, handle it and return true; else do nothing. */
 bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s);
