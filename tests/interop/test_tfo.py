@@ -1,0 +1,131 @@
+"""TCP Fast Open (RFC 7413) between tern (AF_PACKET) and the Linux kernel,
+both ways, in throw-away namespaces (tools/netns.sh):
+
+  - a Linux client (sendto with MSG_FASTOPEN, net.ipv4.tcp_fastopen=1)
+    against `tern-echo --server --tfo`: the first connection gets a cookie,
+    the second carries its data in the SYN; tern counts one cookie request
+    and one SYN with data taken, Linux one successful active TFO open
+    (TcpExtTCPFastOpenActive), and every echo comes back whole;
+  - `tern-echo --client --tfo --conns 2` against a Linux echo server with
+    TCP_FASTOPEN on its listener (net.ipv4.tcp_fastopen=3): tern's first
+    connection gets a cookie, the second's SYN carries its first request,
+    Linux counts one passive TFO open (TcpExtTCPFastOpenPassive) and tern
+    one SYN whose data was acknowledged.
+
+Needs root and network namespaces (else exit 77 = ctest SKIP). Counts
+only; the bounds only catch a stall."""
+import os
+import subprocess
+import sys
+import unittest
+
+import interop as it
+from interop import Proc, log, prog
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PEER = os.path.join(HERE, "tfo_peer.py")
+TERN_CPU = (os.cpu_count() or 1) - 1
+SIZE = 64
+
+
+def tern_args(hosts, argv):
+    return [prog(argv[0])] + list(argv[1:]) + [
+        "--driver", "afpacket", "--iface", hosts.if_t, "--cores",
+        str(TERN_CPU), "--json"]
+
+
+def ctr(report, name):
+    return report.get("counters", {}).get(name, 0)
+
+
+def linux_tcpext(ns):
+    """The TcpExt counters of a namespace (/proc/net/netstat is per
+    namespace)."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "cat",
+                          "/proc/net/netstat"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    for names, values in zip(out[0::2], out[1::2]):
+        if names.startswith("TcpExt:"):
+            return dict(zip(names.split()[1:], map(int, values.split()[1:])))
+    return {}
+
+
+def sysctl(ns, setting):
+    subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", setting],
+                   check=True)
+
+
+class Tfo(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.hosts = it.Hosts("tf")
+
+    @classmethod
+    def tearDownClass(cls):
+        Proc.kill_all()
+        cls.hosts.down()
+
+    def tearDown(self):
+        Proc.kill_all()
+
+    def test_linux_client_tern_server(self):
+        h = self.hosts
+        sysctl(h.ns_k, "net.ipv4.tcp_fastopen=1")
+        srv = Proc(h.ns_t, tern_args(h, ["tern-echo", "--server", "--tfo",
+                                         "--port", "7009"]))
+        if not it.wait_ping(h.ns_k, h.ip_t, proc=srv):
+            self.fail("tern-echo did not come up:\n%s" % srv.describe())
+        before = linux_tcpext(h.ns_k)
+        r = it.run(h.ns_k, [sys.executable, PEER, "client", h.ip_t, "7009",
+                            "2", str(SIZE)], 60)
+        self.assertEqual(r.p.returncode, 0, r.describe())
+        got = r.json()
+        after = linux_tcpext(h.ns_k)
+        self.assertIsNotNone(srv.stop(timeout=15), srv.describe())
+        rep = srv.json()
+        active = (after.get("TCPFastOpenActive", 0) -
+                  before.get("TCPFastOpenActive", 0))
+        log("Linux client -> tern: %s; tern cookie requests %d, SYN data "
+            "taken %d, bad cookies %d; Linux TCPFastOpenActive +%d" % (
+                got, ctr(rep, "tcp_tfo_cookie_req_in"),
+                ctr(rep, "tcp_tfo_syn_data_in"),
+                ctr(rep, "tcp_tfo_cookie_bad"), active))
+        self.assertEqual(got["echoed"], 2, r.describe())
+        self.assertEqual(ctr(rep, "tcp_tfo_cookie_req_in"), 1, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_syn_data_in"), 1, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_cookie_bad"), 0, rep)
+        self.assertEqual(active, 1, (before, after))
+
+    def test_tern_client_linux_server(self):
+        h = self.hosts
+        sysctl(h.ns_k, "net.ipv4.tcp_fastopen=3")
+        peer = Proc(h.ns_k, [sys.executable, PEER, "server", "7010"])
+        self.assertEqual((peer.readline(10) or "").strip(), "ready",
+                         peer.describe())
+        before = linux_tcpext(h.ns_k)
+        cli = it.run(h.ns_t, tern_args(h, [
+            "tern-echo", "--client", "%s:7010" % h.ip_k, "--tfo",
+            "--conns", "2", "--size", str(SIZE), "--requests", "200"]), 60)
+        self.assertEqual(cli.p.returncode, 0, cli.describe())
+        rep = cli.json()
+        after = linux_tcpext(h.ns_k)
+        passive = (after.get("TCPFastOpenPassive", 0) -
+                   before.get("TCPFastOpenPassive", 0))
+        log("tern client -> Linux: cookie requests %d, SYNs with data %d, "
+            "acked %d, unacked %d; Linux TCPFastOpenPassive +%d" % (
+                ctr(rep, "tcp_tfo_cookie_req_out"),
+                ctr(rep, "tcp_tfo_syn_data_out"),
+                ctr(rep, "tcp_tfo_syn_data_acked"),
+                ctr(rep, "tcp_tfo_syn_data_unacked"), passive))
+        self.assertEqual(ctr(rep, "tcp_tfo_cookie_req_out"), 1, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_cookies_cached"), 1, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_syn_data_out"), 1, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_syn_data_acked"), 1, rep)
+        self.assertEqual(passive, 1, (before, after))
+
+
+if __name__ == "__main__":
+    it.skip_unless_possible()
+    it.Watchdog.arm(float(os.environ.get("TERN_TFO_BUDGET_S", "100")))
+    unittest.main(verbosity=2)
