@@ -302,17 +302,20 @@ def plot(doc, png):
     groups = [(d, t) for d in DEPTHS for t in TESTS]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for ax, key, title in ((axes[0], "rps", "requests/s"),
-                           (axes[1], "requests_per_cpu_s", "requests per server CPU-second")):
+                           (axes[1], "requests_per_cpu_s",
+                            "server CPU-microseconds per request (log scale)")):
         w = 0.8 / max(1, len(stacks))
         for i, s in enumerate(stacks):
             ys = []
             for d, t in groups:
                 v = [p.get(key) for p in pts if (p["stack"], p["depth"], p["test"]) == (s, d, t)]
-                ys.append(v[0] if v and v[0] else 0)
+                y = v[0] if v and v[0] else 0
+                ys.append(1e6 / y if y and key == "requests_per_cpu_s" else y)
             ax.bar([g + i * w for g in range(len(groups))], ys, w, label=s)
         ax.set_xticks([g + 0.4 - w / 2 for g in range(len(groups))])
         ax.set_xticklabels(["-P %d %s" % (d, t.upper()) for d, t in groups])
         ax.set_title(title)
+    axes[1].set_yscale("log")
     axes[0].legend(fontsize=8)
     c = doc.get("conditions", {})
     fig.suptitle("redis-benchmark -c %d (%s processes on CPU(s) %s) over veth; server on "
