@@ -265,17 +265,12 @@ void reasm_fini(tern_stack *st)
 
 #define FRAG_OUT_MAX 45   /* 65,515 payload bytes in 1,480-byte pieces */
 
-int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
-                 uint32_t nh, bool bcast)
+bool frag_bufs(tern_stack *st, tern_buf **fr, uint32_t n, uint32_t room)
 {
-    uint32_t len = buf_chain_len(b), step = (st->cfg.mtu - IP4_HDR_LEN) & ~7u;
-    uint32_t n = (len + step - 1) / step;
-    tern_buf *fr[FRAG_OUT_MAX];
     uint32_t got = 0;
-    /* every buffer first: a datagram leaves whole or not at all */
-    while (got < n && n <= FRAG_OUT_MAX) {
+    while (got < n) {
         tern_buf *f = tern_buf_alloc(st);
-        if (!f || f->size - (uint32_t)(f->data - f->head) < IP4_HDR_LEN + step ||
+        if (!f || f->size - (uint32_t)(f->data - f->head) < room ||
             f->data - f->head < ETH_HDR_LEN) {
             if (f)
                 tern_buf_release(st, f);
@@ -283,10 +278,21 @@ int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
         }
         fr[got++] = f;
     }
-    if (got < n) {
+    if (got == n)
+        return true;
+    while (got)
+        tern_buf_release(st, fr[--got]);
+    return false;
+}
+
+int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
+                 uint32_t nh, bool bcast)
+{
+    uint32_t len = buf_chain_len(b), step = (st->cfg.mtu - IP4_HDR_LEN) & ~7u;
+    uint32_t n = (len + step - 1) / step;
+    tern_buf *fr[FRAG_OUT_MAX];
+    if (n > FRAG_OUT_MAX || !frag_bufs(st, fr, n, IP4_HDR_LEN + step)) {
         CTR(st, ip_drop_frag_out);
-        while (got)
-            tern_buf_release(st, fr[--got]);
         tern_buf_release(st, b);
         return -TERN_ENOBUFS;
     }

@@ -278,8 +278,9 @@ void ip6_input(tern_stack *st, tern_buf *b)
     buf_trim(b, total);        /* drops Ethernet padding */
     ip6_rx ip;
     rx_fill(&ip, h);
-    /* no datagram comes from a multicast address or from us */
-    if (ip6_is_mcast(ip.src) || ip6_addr_find(st, ip.src))
+    /* no datagram comes from a multicast address or from us (but one
+     * from an address we are testing: a node defending it, RFC 4862) */
+    if (ip6_is_mcast(ip.src) || ip6_is_local(st, ip.src))
         DROP(&st->ctr.ip6_drop_bad_src);
     if (ip.multicast) {
         if (!ip6_mcast_joined(st, ip.dst))

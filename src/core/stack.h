@@ -325,6 +325,10 @@ tern_buf *ip4_reasm(tern_stack *st, tern_buf *b);
  * buffer). Consumes b. Returns 0 or -TERN_ENOBUFS. */
 int ip4_frag_out(tern_stack *st, tern_buf *b, const uint8_t *hdr,
                  uint32_t nh, bool bcast);
+/* Every buffer of a datagram's n fragments first (a datagram leaves whole
+ * or not at all), each with room bytes after data and Ethernet headroom;
+ * false (none kept) when the pool cannot give them all. */
+bool frag_bufs(tern_stack *st, tern_buf **fr, uint32_t n, uint32_t room);
 /* Copy len bytes between p and chain c at byte offset off, into the
  * chain when to_chain (ip4_frag.c). */
 void chain_copy(tern_buf *c, uint32_t off, uint8_t *p, uint32_t len,
