@@ -219,6 +219,10 @@ static const opt_def *common_table(common_opts *co)
         OPT("steer-queues", OT_UINT, &co->steer_queues, "N",
          "tern --steer: device queues to open and read (default 1)",
          .min = 1, .max = OPTS_MAX_CORES, .seen = &co->seen_steer_queues),
+        OPT("cc", OT_CHOICE, &co->cc, "cubic|newreno|bbr",
+         "tern: congestion control (default cubic); bbr is model-based "
+         "and keeps its window under random loss", "cubic|newreno|bbr",
+         .seen = &co->seen_cc),
         OPT_END,
     };
     _Static_assert(sizeof tab <= sizeof t, "common_table: t is too small");
@@ -347,7 +351,7 @@ static void check_family(common_opts *co)
             {co->seen_ip6, "--ip6"}, {co->seen_gw6, "--gw6"},
             {co->seen_mac, "--mac"}, {co->seen_pcap, "--pcap"},
             {co->seen_time_wait, "--time-wait"}, {co->seen_steer, "--steer"},
-            {co->seen_max_conns, "--max-conns"},
+            {co->seen_max_conns, "--max-conns"}, {co->seen_cc, "--cc"},
             {co->seen_steer_queues, "--steer-queues"},
         };
         for (size_t i = 0; i < sizeof ig / sizeof ig[0]; i++) {

@@ -89,11 +89,12 @@ typedef struct common_opts {
     uint64_t max_conns;   /* tern: connection slots per core, 0 = the app's */
     bool steer;           /* tern: software steering over the cores */
     uint64_t steer_queues; /* tern --steer: device queues to read, 0 = 1 */
+    int cc;               /* tern: enum tern_cc (cubic|newreno|bbr order) */
     /* which were given, for "ignored"/"rejected" notes */
     bool seen_driver, seen_iface, seen_ip, seen_gw, seen_ip6, seen_gw6,
          seen_mac, seen_pcap,
          seen_fault, seen_offload, seen_busy_poll, seen_time_wait,
-         seen_steer, seen_steer_queues, seen_max_conns;
+         seen_steer, seen_steer_queues, seen_max_conns, seen_cc;
 } common_opts;
 
 /* Fill defaults: driver mem, cores 0, poll block, ip 198.18.0.2/24 ... */

@@ -46,6 +46,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
     p->faults.delay_ns = co->delay_us * 1000;
     p->seed = co->seed;
     p->time_wait_ms = (uint32_t)co->time_wait_ms;
+    p->cc = (uint8_t)co->cc;
     p->max_conns = (uint32_t)co->max_conns;
     p->steer = co->steer;
     p->steer_queues = (unsigned)co->steer_queues;

@@ -141,6 +141,7 @@ typedef struct rt_params {
                               (tern_memlink_config.rx_sum) */
     uint32_t max_conns;    /* stack's tern_config.max_conns hint, 0 = default */
     uint32_t time_wait_ms; /* stack's tern_config.time_wait_ms, 0 = default */
+    uint8_t cc;            /* stack's tern_config.cc (enum tern_cc) */
     void *app;             /* rt_app(rt) */
     /* Software steering (real drivers): spread received frames over the
      * cores by their flow's Toeplitz hash, as RPS does. steer_queues:

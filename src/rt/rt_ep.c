@@ -106,6 +106,8 @@ static int ep_stack_init(rt_ep *ep, tern_config *cfg)
         cfg->max_conns = r->p.max_conns;
     if (r->p.time_wait_ms)
         cfg->time_wait_ms = r->p.time_wait_ms;
+    if (r->p.cc)
+        cfg->cc = r->p.cc;
     if (r->h.configure)
         r->h.configure(ep, cfg);
     size_t size = tern_stack_size(cfg);   /* whole cache lines */

@@ -5,7 +5,9 @@
  * with the sender's cwnd, ssthresh, pipe and flight before and after.
  *   loss_sim [-t] [-v] [-r] [-l loss] [-s seed] [-m MiB] [-d delay_us]
  *            [-b Mbit/s]
- * -v: also the last steps before each RTO; -r: NewReno instead of CUBIC;
+ * -v: also the last steps before each RTO; -r: NewReno instead of CUBIC,
+ * -B: BBR (with BBR_TRACE=1 in the environment, its model every 500
+ * steps);
  * -b: a link rate (default none: a whole flight arrives at one instant
  * and the receiver answers it with one ACK). The time includes the
  * handshake (a lost SYN costs a second). */
@@ -15,7 +17,7 @@
 #include <unistd.h>
 
 #include "harness.h"
-#include "tcp/tcp.h"
+#include "tcp/cc.h"
 
 typedef struct sim {
     pair *p;
@@ -169,11 +171,12 @@ int main(int argc, char **argv)
     uint64_t seed = 1, mb = 64, delay_us = 100, mbps = 0;
     bool trace = false;
     int o;
-    while ((o = getopt(argc, argv, "tvrl:s:m:d:b:")) != -1) {
+    while ((o = getopt(argc, argv, "tvrBl:s:m:d:b:")) != -1) {
         switch (o) {
         case 't': trace = true; break;
         case 'v': trace = verbose = true; break;
         case 'r': cc_choice = TERN_CC_NEWRENO; break;
+        case 'B': cc_choice = TERN_CC_BBR; break;
         case 'l': loss = atof(optarg); break;
         case 's': seed = strtoull(optarg, NULL, 10); break;
         case 'm': mb = strtoull(optarg, NULL, 10); break;
@@ -195,7 +198,7 @@ int main(int argc, char **argv)
     tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, NULL);
     tern_flush(p->st[0]);
     uint64_t t0 = p->now, limit = p->now + 100000 * TERN_NS_PER_SEC;
-    unsigned entries = 0, sum_ss = 0;
+    unsigned entries = 0, sum_ss = 0, entries_dbg = 0;
     snap prev = take(p->st[0], x.cli);
     while (x.closed < 2 && p->now < limit) {
         uint64_t at = p->now;
@@ -204,6 +207,14 @@ int main(int argc, char **argv)
         if (!x.cli)
             continue;
         snap cur = take(p->st[0], x.cli);
+        if (getenv("BBR_TRACE") && cc_choice == TERN_CC_BBR &&
+            !(++entries_dbg % 500)) {
+            tcp_bbr *b = bbr_of(p->st[0], (struct tern_conn *)x.cli);
+            printf("%10.6f mode %u cwnd %u bw %llu Mbit/s min_rtt %u us "
+                   "round %u flight %u\n", (double)(at - t0) / 1e9, b->mode,
+                   cur.cwnd, (unsigned long long)(b->max_bw * 8 / 1000000),
+                   b->min_rtt_us, b->round, cur.flight);
+        }
         if (verbose)
             ring_add(p, x.cli, x.srv, at, t0);
         if (verbose && cur.rto != prev.rto)
@@ -228,14 +239,17 @@ int main(int argc, char **argv)
     double secs = (double)(p->now - t0) / 1e9;
     printf("loss %.3f seed %llu %s: %.2f s, %.0f Mbit/s, rto %llu, "
            "recoveries %u (mean ssthresh at entry %.1f seg), rtx %llu, "
-           "tlp %llu, rack_lost %llu%s\n",
-           loss, (unsigned long long)seed, cc_choice ? "newreno" : "cubic",
+           "tlp %llu, rack_lost %llu, dup segs at receiver %llu%s\n",
+           loss, (unsigned long long)seed,
+           cc_choice == TERN_CC_BBR ? "bbr"
+           : cc_choice == TERN_CC_NEWRENO ? "newreno" : "cubic",
            secs, (double)x.rcvd * 8 / secs / 1e6,
            (unsigned long long)c0->tcp_rto_expiries, entries,
            entries ? (double)sum_ss / entries : 0.0,
            (unsigned long long)c0->tcp_retransmits,
            (unsigned long long)c0->tcp_tail_loss_probes,
            (unsigned long long)c0->tcp_rack_lost,
+           (unsigned long long)tern_get_counters(p->st[1])->tcp_dup_data_in,
            x.rcvd == x.total ? "" : " INCOMPLETE");
     pair_free(p);
     return x.rcvd == x.total ? 0 : 1;

@@ -12,6 +12,8 @@ rate, each direction and each stack, one 100 MiB (--bytes) transfer:
         row has kern-bulk --server on t
 
 Both ends of a Linux row are Linux; a tern row has Linux at the far end.
+tern senders run once per congestion control in --tern-cc (tern-bulk --cc;
+default cubic,bbr); a tern receiver uses the first.
 Linux rows run once per congestion control in --kern-cc (CUBIC, as tern,
 then the host's default), set per route (ip route ... congctl); a Linux
 sender into tern runs with each too. Figures per run: seconds, Gbit/s of payload, the
@@ -184,17 +186,19 @@ def stop(proc, timeout):
         return out, err, None
 
 
-def one_run(a, hosts, stack, cc, direction, port):
-    """One transfer; cc: the congestion control of the Linux ends (tern is
-    CUBIC). Returns the record."""
+def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
+    """One transfer; cc: the congestion control of the Linux ends, tern_cc
+    tern's. Returns the record."""
     e = hosts.env
     bindir = os.path.join(a.build_dir, "bin")
     nbytes = str(a.bytes)
     tern = stack.startswith("tern")
     driver = stack.split("-", 1)[1] if tern else None
     tern_flags = ["--driver", driver, "--iface", e["IF_T"], "--cores", str(a.tern_cpu),
-                  "--poll", "busy", "--json"]
+                  "--poll", "busy", "--json", "--cc", tern_cc]
     rec = {"stack": stack, "cc": cc, "direction": direction, "bytes": a.bytes}
+    if tern:
+        rec["tern_cc"] = tern_cc
     if not tern:
         hosts.kernel_owns_t(True)
         hosts.set_cc("t", cc)
@@ -261,7 +265,8 @@ def one_run(a, hosts, stack, cc, direction, port):
 def row_name(r):
     """tern rows: tern's driver and the Linux peer's CC when the peer sends."""
     if r["stack"].startswith("tern"):
-        return r["stack"] + (" <- linux %s" % r["cc"] if r["direction"] == "recv" else "")
+        return r["stack"] + (" <- linux %s" % r["cc"] if r["direction"] == "recv"
+                             else " %s" % r.get("tern_cc", "cubic"))
     return "linux %s" % r["cc"]
 
 
@@ -341,6 +346,9 @@ def parser():
                    help="congestion controls for the Linux rows (default: cubic, then the "
                         "host's default if that differs); a Linux receiver of tern "
                         "uses the first")
+    p.add_argument("--tern-cc", default="cubic,bbr", metavar="LIST",
+                   help="congestion controls of the tern sender rows (tern-bulk --cc; "
+                        "default cubic,bbr); a tern receiver uses the first")
     p.add_argument("--directions", default="send,recv", metavar="LIST",
                    help="send (tern sends), recv (tern receives) (default both)")
     p.add_argument("--no-kern", action="store_true", help="tern rows only")
@@ -373,6 +381,7 @@ def main(argv):
                              "--target tern-bulk kern-bulk)\n" % (a.build_dir, prog, a.build_dir))
             return 2
     losses = [int(x) for x in a.loss.split(",") if x != ""]
+    a.tern_cc = [x for x in a.tern_cc.split(",") if x]
     if a.kern_cc:
         a.kern_cc = a.kern_cc.split(",")
     else:
@@ -401,15 +410,16 @@ def main(argv):
                     # (stack, Linux CC): a tern sender faces one Linux
                     # receiver; a Linux sender runs with each CC
                     points = []
+                    tccs = a.tern_cc if d == "send" else a.tern_cc[:1]
                     for cc in a.kern_cc:
                         if d == "recv" or cc == a.kern_cc[0]:
-                            points += [(t, cc) for t in terns]
+                            points += [(t, cc, tc) for t in terns for tc in tccs]
                         if not a.no_kern:
-                            points.append(("linux", cc))
+                            points.append(("linux", cc, None))
                     order = points if rep % 2 == 0 else list(reversed(points))
-                    for s, cc in order:
+                    for s, cc, tc in order:
                         port += 1
-                        r = one_run(a, hosts, s, cc, d, port)
+                        r = one_run(a, hosts, s, cc, d, port, tc or "cubic")
                         r["loss"] = pct
                         r["loadavg"] = os.getloadavg()[0]
                         runs.append(r)

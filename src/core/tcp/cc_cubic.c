@@ -140,5 +140,6 @@ static void cubic_on_rto(struct tern_conn *c, uint64_t now)
 }
 
 const tcp_cc_ops tcp_cc_cubic = {
-    "cubic", cubic_init, cubic_on_ack, cubic_on_loss, cubic_on_rto,
+    .name = "cubic", .init = cubic_init, .on_ack = cubic_on_ack,
+    .on_loss = cubic_on_loss, .on_rto = cubic_on_rto,
 };

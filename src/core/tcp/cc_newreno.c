@@ -75,5 +75,6 @@ static void reno_on_rto(struct tern_conn *c, uint64_t now)
 }
 
 const tcp_cc_ops tcp_cc_newreno = {
-    "newreno", reno_init, reno_on_ack, reno_on_loss, reno_on_rto,
+    .name = "newreno", .init = reno_init, .on_ack = reno_on_ack,
+    .on_loss = reno_on_loss, .on_rto = reno_on_rto,
 };

@@ -67,7 +67,9 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->short_stretch = TCP_ACK_STRETCH_SEGS *
                         (uint32_t)(tl->our_mss - (tl->ts ? TCP_TS_LEN : 0));
     tl->burst_stretch = tl->short_stretch;
-    tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno : &tcp_cc_cubic;
+    tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno
+             : cfg->cc == TERN_CC_BBR   ? &tcp_cc_bbr
+                                        : &tcp_cc_cubic;
     tl->tfo_server = cfg->tfo_server;
     tl->tfo_max_pending = cfg->tfo_max_pending ? cfg->tfo_max_pending
                                                : DEF_TFO_PENDING;
@@ -83,6 +85,10 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     struct tern_conn *conns = carve_take(cv, (size_t)n * sizeof *conns, 64);
     uint32_t *hash = carve_take(cv, (size_t)hsize * sizeof *hash, 64);
     struct tcp_listener *lis = carve_take(cv, (size_t)nl * sizeof *lis, 8);
+    /* a model-based controller's state, only when it is configured */
+    struct tcp_bbr *bbr = cfg->cc == TERN_CC_BBR
+                              ? carve_take(cv, (size_t)n * sizeof *bbr, 64)
+                              : NULL;
     if (!st || !cv->base) {
         twr_mem(NULL, ntw, cv);
         tfo_mem(NULL, cfg, cv);
@@ -92,6 +98,7 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     st->tcp = tl;
     tcp_config(tl, cfg);
     tl->conns = conns;
+    tl->bbr = bbr;
     tl->nconns = n;
     tl->hash = hash;
     tl->hash_shift = 64;
@@ -150,6 +157,8 @@ struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
     tl->used++;
     rtt_init(st, c);
     tl->cc->init(c);
+    if (tl->cc->attach)
+        tl->cc->attach(st, c);
     return c;
 }
 

@@ -81,7 +81,8 @@ void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
         if (!resend_una)
             CTR(st, tcp_rack_recoveries);
         c->rxt_next = c->snd_una + n;
-        prr_update(c, 0);
+        if (!tl->cc->on_delivery)       /* a model keeps its own window */
+            prr_update(c, 0);
     } else {
         c->cwnd = c->ssthresh + TCP_DUPTHRESH * c->mss;
     }
@@ -185,6 +186,8 @@ GENERAL_PATH bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
         if (data && cwnd_limited(c, flight))
             tl->cc->on_ack(c, data, rtt, st->now);
     }
+    if (tl->cc->on_delivery)
+        tl->cc->on_delivery(st, c);
     c->t_rtx = TERN_NEVER;
     if (c->snd_una != c->snd_max)
         tcp_arm_rto(st, c);
@@ -209,9 +212,16 @@ GENERAL_PATH bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
     }
 }
 
-/* After an ACK, during a SACK recovery (possibly begun by this ACK). */
-static void prr_ack(struct tern_conn *c, uint32_t una0, uint32_t sacked0)
+/* After an ACK, during a SACK recovery (possibly begun by this ACK); a
+ * model-based controller (on_delivery) sets cwnd itself instead. */
+static void prr_ack(tern_stack *st, struct tern_conn *c, uint32_t una0,
+                    uint32_t sacked0)
 {
+    const tcp_cc_ops *cc = TL(st)->cc;
+    if (cc->on_delivery) {
+        cc->on_delivery(st, c);
+        return;
+    }
     if ((c->flags & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))
         return;
     uint32_t got = (c->snd_una - una0) + c->sacked;
@@ -276,7 +286,7 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
             return false;
         if (rack) {
             rack_detect(st, c);
-            prr_ack(c, una0, sacked0);
+            prr_ack(st, c, una0, sacked0);
         }
         return true;
     }
@@ -291,7 +301,7 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
         on_dupack(st, c);
     if (rack) {
         rack_detect(st, c);
-        prr_ack(c, una0, sacked0);
+        prr_ack(st, c, una0, sacked0);
     }
     /* a tail probe waits for the ACKs to stop, SACKs included (a
      * recovery's ACKs are mostly SACKs) */

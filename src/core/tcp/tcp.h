@@ -142,10 +142,21 @@ typedef struct tcp_cc_ops {
     void (*on_loss)(struct tern_conn *c, uint64_t now);
     /* retransmission timeout */
     void (*on_rto)(struct tern_conn *c, uint64_t now);
+    /* Model-based controllers only (NULL for the others, which then cost
+     * one test): attach runs when a conn slot is taken; on_sent after an
+     * output pass that sent new data (snd_max moved from prior_max);
+     * on_delivery after every ACK that may deliver data (cumulatively or
+     * by SACK), in recovery too. Such a controller owns cwnd: PRR is off
+     * and recovery's exit leaves cwnd to it (input_ack.c). */
+    void (*attach)(tern_stack *st, struct tern_conn *c);
+    void (*on_sent)(tern_stack *st, struct tern_conn *c, uint32_t prior_max);
+    void (*on_delivery)(tern_stack *st, struct tern_conn *c);
 } tcp_cc_ops;
 
 extern const tcp_cc_ops tcp_cc_newreno;
 extern const tcp_cc_ops tcp_cc_cubic;
+extern const tcp_cc_ops tcp_cc_bbr;
+struct tcp_bbr;
 
 /* ---- the connection: hot receive/ACK fields first ---- */
 struct tern_conn {
@@ -371,6 +382,7 @@ struct tcp_layer {
     bool in_input;
     bool in_chain;            /* inside an LRO chain, before its last piece */
     const tcp_cc_ops *cc;
+    struct tcp_bbr *bbr;      /* per conn slot, only with TERN_CC_BBR */
     uint32_t port_next;       /* RFC 6056 algorithm 3 counter */
     uint32_t chack_tokens;    /* global challenge-ACK budget */
     uint64_t chack_refill;
