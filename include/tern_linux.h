@@ -161,6 +161,8 @@ void tern_dev_get_stats(const tern_dev *d, tern_dev_stats *out);
  * lives on one CPU both ways. docs/drivers.md says what it costs.
  * The runtime fills each instance's identity, buffers, transmit, secret
  * (getrandom) and rx_burst; `configure` adds callbacks and sizing.
+ * The callbacks are plain function pointers: in C++, static member
+ * functions or captureless lambdas, with your object in `app`.
  */
 typedef struct tern_rt_config {
     const char *driver;    /* "afpacket", "afxdp", "tap", "dpdk" (not mem:

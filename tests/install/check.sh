@@ -12,7 +12,8 @@
 #     core_echo_cpp, mem_pair), mem_pair also linked statically, and (as
 #     root) echo_server on AF_PACKET between two test hosts;
 #   - build tests/install/rt_extras.c (the runtime's steering, loop hook
-#     and per-core statistics) against the installed library, run its
+#     and per-core statistics) against the installed library as C and as
+#     C++, run its
 #     checks that need no device, and as root a run on a test host;
 #   - check that README.md shows examples/core_echo.c's marked part as is.
 set -eu
@@ -97,6 +98,12 @@ cc -std=c11 "$root/examples/mem_pair.c" $(pkg-config --cflags tern-linux) \
 cc -std=c11 -Wall -Wextra -Werror "$src/rt_extras.c" \
     $(pkg-config --cflags --libs tern-linux) \
     -Wl,-rpath,"$(pkg-config --variable=libdir tern)" -o "$prefix/rt_extras"
+# ... and the same source as C++, as a C++ embedder's program.
+# shellcheck disable=SC2046
+c++ -std=c++11 -Wall -Wextra -Werror -x c++ "$src/rt_extras.c" \
+    $(pkg-config --cflags --libs tern-linux) \
+    -Wl,-rpath,"$(pkg-config --variable=libdir tern)" -o "$prefix/rt_extras_cpp"
+"$prefix/rt_extras_cpp"
 "$prefix/rt_extras"
 
 # echo_server on AF_PACKET between two test hosts (root only): the kernel

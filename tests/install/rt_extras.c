@@ -8,7 +8,9 @@
  * The loop hook counts its turns per core and stops the run once every
  * core made TURNS of them; the statistics must then agree. Exit 0, or 1
  * with the reason. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
