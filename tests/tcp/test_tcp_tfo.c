@@ -250,21 +250,90 @@ static void server_valid_cookie_data(void **s)
     assert_int_equal(p.ack, 1006);
     assert_int_equal(tfo_of(0, ck, NULL), -1);
     assert_int_equal(TL(T->st)->tfo_pending, 1);
-    /* the final ACK: no second accepted, the echo leaves */
-    P.ack = p.seq + 1;
+    /* the app's answer follows the SYN-ACK at once */
+    tpkt d;
+    assert_int_equal(tp_count(T), 2);
+    assert_true(tp_get(T, 1, &d));
+    assert_int_equal(d.flags & (F_SYN | F_ACK), F_ACK);
+    assert_int_equal(d.seq, p.seq + 1);
+    assert_int_equal(d.ack, 1006);
+    assert_int_equal(d.len, 5);
+    assert_memory_equal(d.data, "hello", 5);
+    /* the final ACK covers it: no second accepted, nothing resent */
+    P.ack = p.seq + 6;
     P.tsecr = p.tsval;
     th_clear(T);
     peer_send(&P, F_ACK, NULL, 0);
     assert_int_equal(E.accepted, 1);
     assert_int_equal(E.connected, 0);
+    assert_int_equal(E.acked, 5);
     assert_int_equal(TL(T->st)->tfo_pending, 0);
     tern_tcp_info i;
     tern_tcp_get_info(T->st, E.conn, &i);
     assert_int_equal(i.state, TERN_TCP_ESTABLISHED);
-    p = last();
-    assert_int_equal(p.len, 5);
-    assert_memory_equal(p.data, "hello", 5);
-    assert_int_equal(p.seq, P.ack);
+    th_clear(T);
+    th_advance_us(T, 3000 * 1000);
+    tern_tcp_get_info(T->st, E.conn, &i);
+    assert_int_equal(i.retransmits, 0);
+    tpkt q;
+    for (unsigned k = 0; k < tp_count(T); k++)   /* only the other conn's */
+        assert_true(tp_get(T, (int)k, &q) && q.dport != 40000);
+}
+
+static void server_early_answer_lost(void **s)
+{
+    (void)s;
+    uint8_t ck[16];
+    get_cookie(ck);
+    E.echo = true;
+    syn_tfo(40000, ck, TFO_COOKIE_LEN, false, "again", 5);
+    tpkt sa;
+    assert_true(tp_get(T, 0, &sa));
+    assert_int_equal(tp_count(T), 2);
+    /* the answer was lost: the final ACK takes the SYN-ACK only */
+    P.ack = sa.seq + 1;
+    P.tsecr = sa.tsval;
+    th_clear(T);
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.accepted, 1);
+    th_advance_us(T, 1500 * 1000);
+    tpkt d = last();
+    assert_int_equal(d.seq, sa.seq + 1);
+    assert_int_equal(d.len, 5);
+    assert_memory_equal(d.data, "again", 5);
+    tern_tcp_info i;
+    tern_tcp_get_info(T->st, E.conn, &i);
+    assert_true(i.retransmits >= 1);
+    P.ack = sa.seq + 6;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.acked, 5);
+}
+
+static void server_synack_lost_answer_after(void **s)
+{
+    (void)s;
+    uint8_t ck[16];
+    get_cookie(ck);
+    E.echo = true;
+    syn_tfo(40000, ck, TFO_COOKIE_LEN, false, "late", 4);
+    tpkt sa;
+    assert_true(tp_get(T, 0, &sa));
+    th_clear(T);
+    /* neither reached the client: our SYN-ACK timer sends the SYN-ACK
+     * again; the answer follows the handshake */
+    th_advance_us(T, 1100 * 1000);
+    tpkt r = last();
+    assert_int_equal(r.flags, F_SYN | F_ACK);
+    assert_int_equal(r.ack, 1005);
+    P.ack = sa.seq + 1;
+    P.tsecr = r.tsval;
+    th_clear(T);
+    peer_send(&P, F_ACK, NULL, 0);
+    tpkt d = last();
+    assert_int_equal(d.seq, sa.seq + 1);
+    assert_int_equal(d.len, 4);
+    assert_memory_equal(d.data, "late", 4);
+    assert_int_equal(E.nrx, 4);
 }
 
 static void server_syn_retransmitted(void **s)
@@ -677,6 +746,10 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(server_valid_cookie_data, setup_server,
                                         teardown),
+        cmocka_unit_test_setup_teardown(server_early_answer_lost,
+                                        setup_server, teardown),
+        cmocka_unit_test_setup_teardown(server_synack_lost_answer_after,
+                                        setup_server, teardown),
         cmocka_unit_test_setup_teardown(server_syn_retransmitted, setup_server,
                                         teardown),
         cmocka_unit_test_setup_teardown(server_invalid_cookie, setup_server,

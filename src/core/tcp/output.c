@@ -579,11 +579,21 @@ static bool window_allows(const struct tcp_layer *tl, struct tern_conn *c,
     return true;
 }
 
-static bool can_send_data(uint8_t state)
+static bool tfo_early(const struct tern_conn *c)
 {
+    return c->state == TERN_TCP_SYN_RECEIVED && (c->tfo & TFO_DATA) &&
+           (c->flags & TF_PASSIVE);
+}
+
+/* Data may leave in these states, and in SYN_RECEIVED on a conn that
+ * took data in the SYN (Fast Open, RFC 7413 4.2.2): its app answers at
+ * once, and the answer follows the SYN-ACK. */
+static bool can_send_data(const struct tern_conn *c)
+{
+    uint8_t state = c->state;
     return state == TERN_TCP_ESTABLISHED || state == TERN_TCP_CLOSE_WAIT ||
            state == TERN_TCP_FIN_WAIT_1 || state == TERN_TCP_CLOSING ||
-           state == TERN_TCP_LAST_ACK;
+           state == TERN_TCP_LAST_ACK || tfo_early(c);
 }
 
 /*
@@ -721,7 +731,7 @@ static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
 static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
                                         struct tern_conn *c)
 {
-    if (!can_send_data(c->state))
+    if (!can_send_data(c))
         return;
     bool sack_rec = (c->flags & (TF_RECOVERY | TF_SACK)) ==
                     (TF_RECOVERY | TF_SACK);
@@ -745,7 +755,10 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
             }
         }
         if (seq == c->sq_end) {
-            if ((c->flags & TF_FIN_QUEUED) && c->snd_nxt == c->sq_end) {
+            /* a FIN waits for the handshake: ESTABLISHED then takes
+             * the conn on to FIN_WAIT_1 (tcp_establish) */
+            if ((c->flags & TF_FIN_QUEUED) && c->snd_nxt == c->sq_end &&
+                !tfo_early(c)) {
                 tern_buf *b = hdr_buf(st);
                 if (!b)
                     break;
