@@ -64,7 +64,7 @@ static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
     E.conn = NULL;
 }
 
-enum { MODE_SERVER = 1, MODE_BOUND = 2, MODE_SMALL_CACHE = 4 };
+enum { MODE_SERVER = 1, MODE_BOUND = 2, MODE_SMALL_CACHE = 4, MODE_FLOOD = 8 };
 static int cfg_mode;
 static void tweak(tern_config *c)
 {
@@ -78,6 +78,8 @@ static void tweak(tern_config *c)
         c->tfo_max_pending = 2;
     if (cfg_mode & MODE_SMALL_CACHE)
         c->tfo_cache_entries = 2;
+    if (cfg_mode & MODE_FLOOD)
+        c->max_half_open = 1;
 }
 
 static th *T;
@@ -100,6 +102,11 @@ static int setup_bound(void **s)
 {
     (void)s;
     return setup_mode(MODE_SERVER | MODE_BOUND);
+}
+static int setup_flood(void **s)
+{
+    (void)s;
+    return setup_mode(MODE_SERVER | MODE_FLOOD);
 }
 static int setup_off(void **s) { (void)s; return setup_mode(0); }
 static int setup_small_cache(void **s)
@@ -450,6 +457,36 @@ static void server_pending_bound(void **s)
     assert_int_equal(TL(T->st)->tfo_pending, 1);
 }
 
+static void server_syn_cookie_mode(void **s)
+{
+    (void)s;
+    uint8_t ck[16];
+    /* the cookie request takes the one half-open place: the next SYN is
+     * answered by a SYN cookie, which takes no data and gives no cookie */
+    assert_int_equal(get_cookie(ck), TFO_COOKIE_LEN);
+    syn_tfo(40000, ck, TFO_COOKIE_LEN, false, "flood", 5);
+    tpkt p = last();
+    assert_int_equal(p.flags, F_SYN | F_ACK);
+    assert_int_equal(p.ack, 1001);
+    assert_int_equal(tfo_of(-1, ck, NULL), -1);
+    assert_int_equal(ctr()->tcp_syn_cookies_sent, 1);
+    assert_int_equal(ctr()->tcp_tfo_syn_data_in, 0);
+    assert_int_equal(E.accepted, 0);
+    assert_int_equal(E.nrx, 0);
+    th_clear(T);
+    syn_tfo(40001, NULL, 0, false, NULL, 0);
+    assert_int_equal(tfo_of(-1, ck, NULL), -1);
+    /* the cookie's ACK opens it; the data comes again after it */
+    P.port = 40000;
+    P.seq = 1001;
+    P.ack = p.seq + 1;
+    P.tsecr = p.tsval;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(E.accepted, 1);
+    peer_send(&P, F_ACK | F_PSH, "flood", 5);
+    assert_int_equal(E.nrx, 5);
+}
+
 static void server_off_ignores(void **s)
 {
     (void)s;
@@ -757,6 +794,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(server_experimental_form, setup_server,
                                         teardown),
         cmocka_unit_test_setup_teardown(server_pending_bound, setup_bound,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(server_syn_cookie_mode, setup_flood,
                                         teardown),
         cmocka_unit_test_setup_teardown(server_off_ignores, setup_off,
                                         teardown),
