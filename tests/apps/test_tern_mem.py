@@ -44,6 +44,20 @@ class TernMem(unittest.TestCase):
                             "4", "--size", "1", "--cores", "0,1", "--json"])
         self.assertEqual(d["requests"], 20001)
 
+    def test_echo_tfo(self):
+        # --tfo: each core's first connection asks for the cookie, the
+        # other three carry their first request in the SYN, which the
+        # server takes; the run is still exact.
+        d = run_json(self, ["tern-echo", "--driver", "mem", "--requests",
+                            "2000", "--conns", "4", "--tfo", "--json"])
+        self.assertEqual(d["requests"], 2000)
+        c = d["counters"]
+        self.assertEqual(c.get("tcp_tfo_cookie_req_out"), 1, c)
+        self.assertEqual(c.get("tcp_tfo_cookie_req_in"), 1, c)
+        self.assertEqual(c.get("tcp_tfo_syn_data_out"), 3, c)
+        self.assertEqual(c.get("tcp_tfo_syn_data_in"), 3, c)
+        self.assertEqual(c.get("tcp_tfo_syn_data_acked"), 3, c)
+
     def test_echo_server_backlog(self):
         # Requests larger than the server's send buffer takes at once: its
         # echo sends part, keeps the rest (srv_backlog) and holds what
