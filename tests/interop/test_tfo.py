@@ -10,7 +10,11 @@ both ways, in throw-away namespaces (tools/netns.sh):
     TCP_FASTOPEN on its listener (net.ipv4.tcp_fastopen=3): tern's first
     connection gets a cookie, the second's SYN carries its first request,
     Linux counts one passive TFO open (TcpExtTCPFastOpenPassive) and tern
-    one SYN whose data was acknowledged.
+    one SYN whose data was acknowledged;
+  - the same against a Linux listener with a TFO queue of 1 and four
+    connections: Linux drops the data of the SYNs over its queue
+    (TcpExtTCPFastOpenListenOverflow) and acknowledges only their SYN;
+    tern sends that data again and every request is answered.
 
 Needs root and network namespaces (else exit 77 = ctest SKIP). Counts
 only; the bounds only catch a stall."""
@@ -123,6 +127,44 @@ class Tfo(unittest.TestCase):
         self.assertEqual(ctr(rep, "tcp_tfo_syn_data_out"), 1, rep)
         self.assertEqual(ctr(rep, "tcp_tfo_syn_data_acked"), 1, rep)
         self.assertEqual(passive, 1, (before, after))
+
+    def test_linux_server_over_its_limit(self):
+        # A Linux listener with a TFO queue of 1: tern's three SYNs with
+        # data leave in one burst, before tern can complete any handshake,
+        # so Linux takes the first and acknowledges only the SYN of the
+        # others (TcpExtTCPFastOpenListenOverflow); tern sends that data
+        # again at once and every request is answered.
+        h = self.hosts
+        sysctl(h.ns_k, "net.ipv4.tcp_fastopen=3")
+        peer = Proc(h.ns_k, [sys.executable, PEER, "server", "7011", "1"])
+        self.assertEqual((peer.readline(10) or "").strip(), "ready",
+                         peer.describe())
+        before = linux_tcpext(h.ns_k)
+        cli = it.run(h.ns_t, tern_args(h, [
+            "tern-echo", "--client", "%s:7011" % h.ip_k, "--tfo",
+            "--conns", "4", "--size", str(SIZE), "--requests", "400"]), 60)
+        self.assertEqual(cli.p.returncode, 0, cli.describe())
+        rep = cli.json()
+        after = linux_tcpext(h.ns_k)
+
+        def grew(name):
+            return after.get(name, 0) - before.get(name, 0)
+        log("tern client -> Linux with TFO queue 1: SYNs with data %d, "
+            "acked %d, unacked %d; Linux passive +%d, overflow +%d" % (
+                ctr(rep, "tcp_tfo_syn_data_out"),
+                ctr(rep, "tcp_tfo_syn_data_acked"),
+                ctr(rep, "tcp_tfo_syn_data_unacked"),
+                grew("TCPFastOpenPassive"),
+                grew("TCPFastOpenListenOverflow")))
+        self.assertEqual(rep["requests"], 400, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_syn_data_out"), 3, rep)
+        self.assertGreaterEqual(ctr(rep, "tcp_tfo_syn_data_unacked"), 1, rep)
+        self.assertEqual(ctr(rep, "tcp_tfo_syn_data_acked") +
+                         ctr(rep, "tcp_tfo_syn_data_unacked"), 3, rep)
+        self.assertEqual(grew("TCPFastOpenPassive"),
+                         ctr(rep, "tcp_tfo_syn_data_acked"), (before, after))
+        self.assertGreaterEqual(grew("TCPFastOpenListenOverflow"), 1,
+                                (before, after))
 
 
 if __name__ == "__main__":

@@ -5,9 +5,9 @@ the kernel-side namespace with net.ipv4.tcp_fastopen set there.
                                       each sending SIZE bytes with
                                       sendto(MSG_FASTOPEN) and reading
                                       them back; prints one JSON line
-  tfo_peer.py server PORT             an echo server whose listener has
-                                      TCP_FASTOPEN (queue 16); prints
-                                      "ready" once listening
+  tfo_peer.py server PORT [QLEN]      an echo server whose listener has
+                                      TCP_FASTOPEN (queue QLEN, default
+                                      16); prints "ready" once listening
 
 Every read has a timeout (the caller bounds the connect); nothing asserts
 a speed."""
@@ -65,10 +65,10 @@ def serve(c):
         c.close()
 
 
-def server(port):
+def server(port, qlen):
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
+    ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, qlen)
     ls.bind(("0.0.0.0", port))
     ls.listen(64)
     print("ready", flush=True)
@@ -82,7 +82,8 @@ if __name__ == "__main__":
         client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]),
                int(sys.argv[5]))
     elif len(sys.argv) >= 3 and sys.argv[1] == "server":
-        server(int(sys.argv[2]))
+        server(int(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3
+               else 16)
     else:
         sys.stderr.write(__doc__)
         sys.exit(2)
