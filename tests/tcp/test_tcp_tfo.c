@@ -641,6 +641,32 @@ static void client_synack_only_syn(void **s)
     assert_int_equal(E.acked, 7);
 }
 
+static void client_data_larger_than_syn(void **s)
+{
+    (void)s;
+    prime_cookie();
+    static uint8_t big[2000];
+    for (unsigned i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 13);
+    int err = -1;
+    assert_non_null(tern_tcp_connect_data(T->st, TH_PEER_IP, 80, 0, NULL, big,
+                                          sizeof big, &err));
+    tern_flush(T->st);
+    /* the SYN takes what fits the peer's MSS (1460) less 40 */
+    tpkt syn = last();
+    assert_int_equal(syn.len, 1420);
+    assert_memory_equal(syn.data, big, 1420);
+    assert_true(syn.csum_ok);
+    th_clear(T);
+    synack(syn, syn.seq + 1 + 1420, NULL, -1);
+    assert_int_equal(E.acked, 1420);
+    /* the rest follows the handshake, in sequence */
+    tpkt d = last();
+    assert_int_equal(d.seq, syn.seq + 1 + 1420);
+    assert_int_equal(d.len, 580);
+    assert_memory_equal(d.data, big + 1420, 580);
+}
+
 static void client_syn_timeout_bare(void **s)
 {
     (void)s;
@@ -803,6 +829,8 @@ int main(void)
                                         setup_off, teardown),
         cmocka_unit_test_setup_teardown(client_synack_only_syn, setup_off,
                                         teardown),
+        cmocka_unit_test_setup_teardown(client_data_larger_than_syn,
+                                        setup_off, teardown),
         cmocka_unit_test_setup_teardown(client_syn_timeout_bare, setup_off,
                                         teardown),
         cmocka_unit_test_setup_teardown(client_cache_bound, setup_small_cache,
