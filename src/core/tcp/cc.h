@@ -71,6 +71,7 @@ void rate_on_ack(tcp_rate *r, const struct tern_conn *c, uint64_t now,
 /* ---- BBR (cc_bbr.c) ---- */
 enum { BBR_STARTUP, BBR_DRAIN, BBR_PROBE_BW, BBR_PROBE_RTT };
 #define BBR_BW_ROUNDS 10      /* the max filter's window, in rounds */
+#define BBR_AGG_ROUNDS 5      /* each ACK aggregation slot's rounds */
 typedef struct tcp_bbr {
     tcp_rate rate;
     uint64_t bw_win[BBR_BW_ROUNDS]; /* best delivery rate of each of the
@@ -85,6 +86,10 @@ typedef struct tcp_bbr {
     uint64_t probe_rtt_done_ns; /* 0: ProbeRTT not yet at its floor */
     uint64_t pacing_bps;      /* pacing_gain * bw, bytes per second */
     uint32_t prior_cwnd;      /* saved by ProbeRTT and RTO */
+    uint64_t ack_epoch_ns;    /* start of the ACK aggregation epoch */
+    uint32_t ack_epoch_acked; /* bytes delivered in it */
+    uint32_t extra_acked[2];  /* max aggregation beyond bw, two windows of
+                                 BBR_AGG_ROUNDS rounds each */
     uint32_t round_delivered; /* C.delivered at the round's start */
     uint32_t round_rtx;       /* conn retransmits at the round's start */
     uint8_t mode;             /* BBR_* */
@@ -93,7 +98,8 @@ typedef struct tcp_bbr {
     uint8_t filled_pipe;
     uint8_t round_start;
     uint8_t probe_rtt_round_done;
-    uint8_t pad_[2];
+    uint8_t agg_idx;          /* extra_acked slot in use */
+    uint8_t agg_rounds;       /* rounds in that slot */
 } tcp_bbr;
 
 /* The model's state, for tests and tern_tcp_info-like readers. */

@@ -16,6 +16,13 @@
  * the 1.25 phase built. pacing_bps (gain times bandwidth) is kept for an
  * embedder's pacer.
  *
+ * ACK aggregation (as Linux's BBR estimates it): ACKs that arrive in
+ * bursts, because the peer, a scheduler or an interrupt batches them,
+ * deliver more than bw times the elapsed time; the largest excess of the
+ * last 5-10 rounds (at most 100 ms of bw) is added to cwnd once the pipe
+ * is full, so the sender keeps data in flight through the gaps between
+ * the bursts instead of stalling on a window of 2 BDP.
+ *
  * One addition for heavy loss: a round that loses more than 20% of what
  * it delivers (retransmissions counted) no longer trusts the windowed
  * maximum: the filter restarts from that round's own samples, so a
@@ -142,6 +149,46 @@ static void update_bw(tcp_bbr *b, struct tern_conn *c, const rate_sample *rs)
         b->max_bw = bw;
 }
 
+/* The excess of delivered data over what the bandwidth estimate explains
+ * since the aggregation epoch began. */
+static void update_ack_aggregation(tcp_bbr *b, const struct tern_conn *c,
+                                   uint64_t now, const rate_sample *rs)
+{
+    if (!rs->acked || !b->max_bw)
+        return;
+    if (b->round_start && ++b->agg_rounds >= BBR_AGG_ROUNDS) {
+        b->agg_rounds = 0;
+        b->agg_idx ^= 1;
+        b->extra_acked[b->agg_idx] = 0;
+    }
+    uint64_t expected = b->max_bw * (now - b->ack_epoch_ns) / TERN_NS_PER_SEC;
+    /* a new epoch once the ACKs fall behind the rate (or after 1 MiB) */
+    if (b->ack_epoch_acked <= expected ||
+        b->ack_epoch_acked + rs->acked >= (1u << 20)) {
+        b->ack_epoch_acked = 0;
+        b->ack_epoch_ns = now;
+        expected = 0;
+    }
+    b->ack_epoch_acked += rs->acked;
+    uint64_t extra = b->ack_epoch_acked - expected;
+    if (extra > c->cwnd)
+        extra = c->cwnd;
+    if (extra > b->extra_acked[b->agg_idx])
+        b->extra_acked[b->agg_idx] = (uint32_t)extra;
+}
+
+/* The aggregation allowance of cwnd: the larger window's excess, at most
+ * 100 ms of bandwidth; only once the pipe is full. */
+static uint64_t aggregation_cwnd(const tcp_bbr *b)
+{
+    if (!b->filled_pipe)
+        return 0;
+    uint64_t e = b->extra_acked[0] > b->extra_acked[1] ? b->extra_acked[0]
+                                                       : b->extra_acked[1];
+    uint64_t cap = b->max_bw / 10;
+    return e < cap ? e : cap;
+}
+
 static void check_full_pipe(tcp_bbr *b, const rate_sample *rs)
 {
     if (b->filled_pipe || !b->round_start || rs->app_limited)
@@ -239,7 +286,8 @@ static void set_cwnd(tcp_bbr *b, struct tern_conn *c, const rate_sample *rs)
     uint32_t floor = MIN_CWND_SEGS * c->mss;
     uint64_t cw = c->cwnd;
     if (target) {
-        target += 3u * c->mss;      /* ACK aggregation: the draft's quanta */
+        /* the draft's send quanta, and the ACK aggregation allowance */
+        target += 3u * c->mss + aggregation_cwnd(b);
         if (b->filled_pipe) {
             cw += rs->acked;
             if (cw > target)
@@ -265,6 +313,7 @@ static void bbr_on_delivery(tern_stack *st, struct tern_conn *c)
     if (!rs.acked && !rs.interval_ns)
         return;
     update_bw(b, c, &rs);
+    update_ack_aggregation(b, c, st->now, &rs);
     check_full_pipe(b, &rs);
     check_drain(b, c, st->now);
     advance_cycle(b, c, st->now, &rs);
