@@ -25,6 +25,9 @@
  *   qdisc_bypass[=1]  PACKET_QDISC_BYPASS: transmit straight to the driver,
  *                     skipping the qdisc (and any tc/nft egress hooks)
  *   promisc[=1]       put the interface in promiscuous mode while open
+ *   allmulti=0        do not ask for every multicast frame (by default the
+ *                     interface passes them while open, so that IPv6
+ *                     neighbor discovery works with the kernel's IPv6 off)
  *   fanout=hash|lb|cpu|qm  fanout mode when queues > 1 (default hash)
  */
 #include <errno.h>
@@ -320,6 +323,10 @@ static tern_dev *afp_open(const tern_dev_args *a, char *err, size_t errlen)
             afp_close(&d->base);
             return NULL;
         }
+    }
+    if (tern_netif_allmulti(&d->base, d->ifindex, a->extra, err, errlen) < 0) {
+        afp_close(&d->base);
+        return NULL;
     }
     if (tern_netif_opt_bool(a->extra, "promisc", false)) {
         struct packet_mreq mr = {.mr_ifindex = d->ifindex,

@@ -33,6 +33,9 @@
  *   mode=native|skb   where the XDP program runs: native (driver) mode, or
  *                     generic (SKB) mode; default native, falling back to skb
  *   wakeup=0          do not use XDP_USE_NEED_WAKEUP (kick every tx burst)
+ *   allmulti=0        do not ask for every multicast frame (by default the
+ *                     interface passes them while open: IPv6 neighbor
+ *                     discovery's groups, with the kernel's IPv6 off there)
  *
  * Requirements: root (CAP_NET_ADMIN + CAP_BPF/CAP_SYS_ADMIN for the program,
  * CAP_NET_RAW for the socket); RLIMIT_MEMLOCK is raised to infinity at open
@@ -416,6 +419,10 @@ static tern_dev *xdp_open(const tern_dev_args *a, char *err, size_t errlen)
         return NULL;
     }
     d->base.caps = 0;
+    if (tern_netif_allmulti(&d->base, d->ifindex, a->extra, err, errlen) < 0) {
+        xdp_close(&d->base);
+        return NULL;
+    }
     d->zerocopy = a->zerocopy;
     char m[16] = "";
     tern_netif_opt(a->extra, "mode", m, sizeof(m));

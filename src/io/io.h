@@ -190,6 +190,11 @@ struct tern_dev {
     /* tern_dev_setup's transmit contexts, one per queue (dev_api.c);
      * NULL until the first setup. */
     struct tern_dev_txq *api_txq;
+    /* A packet socket holding the interface's all-multicast membership
+     * (IPv6 groups reach the NIC's filter though the kernel's IPv6 is off
+     * there), when allmulti. Closed by tern_netif_dev_fini. */
+    bool allmulti;
+    int allmulti_fd;
 };
 
 static inline tern_buf_ops tern_dev_buf_ops(tern_dev *d, unsigned q)

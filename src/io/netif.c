@@ -2,6 +2,7 @@
 #include "netif.h"
 
 #include <errno.h>
+#include <linux/if_packet.h>
 #include <net/if.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -186,10 +187,34 @@ bool tern_netif_complete_csum_at(uint8_t *frame, size_t len, size_t start,
     return true;
 }
 
+/* The IPv6 case: the upper-layer header after hop-by-hop, routing and
+ * destination options headers (a fragment has none to fix). */
+static bool complete_csum6(uint8_t *frame, size_t len)
+{
+    const uint8_t *ip = frame + 14;
+    if (len < 14 + 40 || (ip[0] >> 4) != 6)
+        return false;
+    size_t end = 14 + 40 + (((size_t)ip[4] << 8) | ip[5]), off = 14 + 40;
+    if (end > len)
+        return false;
+    uint8_t nh = ip[6];
+    for (int n = 0; n < 8 && (nh == 0 || nh == 43 || nh == 60); n++) {
+        if (off + 8 > end)
+            return false;
+        nh = frame[off];
+        off += ((size_t)frame[off + 1] + 1) * 8;
+    }
+    if (nh != 6 && nh != 17)
+        return false;
+    return tern_netif_complete_csum_at(frame, end, off, nh == 6 ? 16 : 6);
+}
+
 bool tern_netif_complete_csum(uint8_t *frame, size_t len)
 {
     if (len < 14 + 20)
         return false;
+    if (frame[12] == 0x86 && frame[13] == 0xdd)
+        return complete_csum6(frame, len);
     if (frame[12] != 0x08 || frame[13] != 0x00)
         return false;
     const uint8_t *ip = frame + 14;
@@ -209,6 +234,29 @@ bool tern_netif_complete_csum(uint8_t *frame, size_t len)
     else
         return false;
     return tern_netif_complete_csum_at(frame, 14 + tot, 14 + ihl, off);
+}
+
+int tern_netif_allmulti(struct tern_dev *d, int ifindex, const char *extra,
+                        char *err, size_t errlen)
+{
+    if (!tern_netif_opt_bool(extra, "allmulti", true))
+        return 0;
+    /* protocol 0: the socket receives nothing, it only holds the
+     * membership */
+    int fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    struct packet_mreq mr = {.mr_ifindex = ifindex, .mr_type = PACKET_MR_ALLMULTI};
+    if (fd < 0 || setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr,
+                             sizeof(mr)) < 0) {
+        tern_netif_err(err, errlen, "%s: all-multicast reception (for IPv6 "
+                       "neighbor discovery; allmulti=0 skips it): %s",
+                       d->drv->name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    d->allmulti_fd = fd;
+    d->allmulti = true;
+    return 0;
 }
 
 int tern_netif_dev_init(struct tern_dev *d, const tern_driver *drv,
@@ -236,6 +284,10 @@ int tern_netif_dev_init(struct tern_dev *d, const tern_driver *drv,
 
 void tern_netif_dev_fini(struct tern_dev *d)
 {
+    if (d->allmulti) {
+        close(d->allmulti_fd);
+        d->allmulti = false;
+    }
     if (!d->pools)
         return;
     for (unsigned q = 0; q < d->queues; q++)

@@ -42,7 +42,8 @@ unsigned long tern_netif_opt_ulong(const char *extra, const char *key,
 /* A received Ethernet frame whose TCP or UDP checksum the sender left
  * partial (Linux CHECKSUM_PARTIAL: the field holds the pseudo-header sum):
  * compute the real checksum in place. Returns true if the frame was IPv4
- * TCP/UDP and got completed. VLAN tags are not looked through. */
+ * or IPv6 TCP/UDP (not a fragment) and got completed. VLAN tags are not
+ * looked through. */
 bool tern_netif_complete_csum(uint8_t *frame, size_t len);
 
 /* Complete a partial checksum whose position is known (virtio_net_hdr
@@ -55,6 +56,14 @@ bool tern_netif_complete_csum_at(uint8_t *frame, size_t len, size_t start,
  * buf_size. Returns 0 or -1 with err written. */
 int tern_netif_dev_init(struct tern_dev *d, const tern_driver *drv,
                         unsigned queues, unsigned bufs, unsigned buf_size,
+                        char *err, size_t errlen);
+/* Receive every multicast frame of interface ifindex (PACKET_MR_ALLMULTI
+ * on a packet socket of its own, dropped when that socket closes at
+ * tern_netif_dev_fini): IPv6 neighbor discovery needs the all-nodes and
+ * solicited-node groups, which the NIC filters out while the kernel's
+ * IPv6 is off on the interface. Skipped with extra option allmulti=0.
+ * Returns 0 or -1 with err written. */
+int tern_netif_allmulti(struct tern_dev *d, int ifindex, const char *extra,
                         char *err, size_t errlen);
 /* Free the pools made by tern_netif_dev_init (NULL-safe). */
 void tern_netif_dev_fini(struct tern_dev *d);

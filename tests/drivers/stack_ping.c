@@ -9,7 +9,15 @@
  * `ping -c COUNT IP_T` (default 3, one every 0.2 s unless PING_OPTIONS says
  * otherwise, e.g. "-f -s 1400" floods): ARP and ICMP are answered by tern. Exits
  * 0 when ping succeeded and the stack counted the echoes, 77 when the driver
- * is not built or we are not root, 1 otherwise. Bounded: 20 s at most. */
+ * is not built or we are not root, 1 otherwise. Bounded: 20 s at most.
+ *
+ * With TERN_PING6=1 in the environment the stack also gets IP6_T/64 (and
+ * its link-local address from the MAC), and the kernel side pings over
+ * IPv6 instead: COUNT pings of tern's global address, 2 of 3,000 bytes
+ * (fragmented both ways), 2 of its link-local address; then the kernel's
+ * neighbor table must hold tern's MAC for both addresses, and tern must
+ * have answered neighbor solicitations and finished DAD. */
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <inttypes.h>
 
@@ -72,6 +80,17 @@ int main(int argc, char **argv)
     cfg.tx_ctx = d;
     cfg.log = on_log;
     cfg.log_level = 1;
+    bool v6 = getenv("TERN_PING6") != NULL;
+    const char *ip6_t = getenv("IP6_T");
+    if (v6) {
+        if (!ip6_t || inet_pton(AF_INET6, ip6_t, cfg.ip6[0]) != 1) {
+            fprintf(stderr, "stack_ping: TERN_PING6 needs IP6_T (netns.sh)\n");
+            d->drv->close(d);
+            return 2;
+        }
+        cfg.ip6_prefix_len[0] = 64;
+        cfg.n_ip6 = 1;
+    }
     int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     if (rfd >= 0) {
         if (read(rfd, cfg.secret, sizeof(cfg.secret)) < 0)
@@ -92,9 +111,20 @@ int main(int argc, char **argv)
 
     char ip_t[16];
     dt_fmt_ip(h.ip_t, ip_t);
-    pid_t ping = dt_spawn("exec ip netns exec %s ping -n -q -c %d %s -W 2 "
-                          "-w 15 %s",
-                          h.ns_k, count, popts, ip_t);
+    /* tern's link-local address: fe80:: and the MAC as EUI-64 */
+    char ll[64];
+    snprintf(ll, sizeof ll, "fe80::%02x%02x:%02xff:fe%02x:%02x%02x%%%s",
+             d->mac[0] ^ 2, d->mac[1], d->mac[2], d->mac[3], d->mac[4],
+             d->mac[5], h.if_k);
+    pid_t ping = v6 ? dt_spawn("ip netns exec %s ping -6 -n -q -c %d %s -W 2 "
+                               "-w 15 %s && ip netns exec %s ping -6 -n -q "
+                               "-c 2 -s 3000 -W 2 -w 15 %s && ip netns exec "
+                               "%s ping -6 -n -q -c 2 -W 2 -w 15 %s",
+                               h.ns_k, count, popts, ip6_t, h.ns_k, ip6_t,
+                               h.ns_k, ll)
+                    : dt_spawn("exec ip netns exec %s ping -n -q -c %d %s -W 2 "
+                               "-w 15 %s",
+                               h.ns_k, count, popts, ip_t);
     if (ping <= 0) {
         fprintf(stderr, "stack_ping: cannot start ping\n");
         d->drv->close(d);
@@ -133,6 +163,26 @@ int main(int argc, char **argv)
            d->tx_frames, d->tx_drops);
     bool ok = ping_rc == 0 && c->icmp_echo_reply_out >= (uint64_t)count &&
               c->arp_reply_out >= 1;
+    if (v6) {
+        /* the kernel learned tern's MAC for both addresses */
+        char neigh[4096] = "", mac[18];
+        dt_fmt_mac(d->mac, mac);
+        dt_sh_out(neigh, sizeof neigh, "ip netns exec %s ip -6 neigh show dev %s",
+                  h.ns_k, h.if_k);
+        unsigned entries = 0;
+        for (const char *p = neigh; (p = strstr(p, mac)); p++)
+            entries++;
+        printf("stack_ping %s IPv6: echo_in %" PRIu64 " echo_reply_out %" PRIu64
+               " reasm_ok %" PRIu64 " frag_out %" PRIu64 " ns_in %" PRIu64
+               " na_out %" PRIu64 " dad_ok %" PRIu64 "; kernel neighbors with "
+               "tern's MAC: %u\n%s",
+               argv[1], c->icmp6_echo_in, c->icmp6_echo_reply_out,
+               c->ip6_reasm_ok, c->ip6_frag_out, c->nd_ns_in, c->nd_na_out,
+               c->nd_dad_ok, entries, neigh);
+        ok = ping_rc == 0 && c->icmp6_echo_reply_out >= (uint64_t)count + 4 &&
+             c->ip6_reasm_ok >= 2 && c->ip6_frag_out >= 2 && c->nd_na_out >= 2 &&
+             c->nd_dad_ok == 2 && entries >= 2;
+    }
     d->drv->close(d);
     free(mem);
     return ok ? 0 : 1;
