@@ -196,6 +196,8 @@ static void build(void)
     c.arp_entries = 8;
     c.arp_pending = 8;
     c.ooo_max_segs = 8;
+    c.tfo_server = true;        /* cookie requests and checks reachable */
+    c.tfo_max_pending = 2;
     c.fuzz_skip_csum = true;
     if (!instance) {
         instance_size = tern_stack_size(&c);

@@ -62,6 +62,12 @@ def main(out):
         "udp": eth(ip(17, l4(17, struct.pack("!HHHH", 5000, 53, 12, 0) + b"quer"))),
         "tcp_syn_opts": tcp(0x02, opts=b"\x02\x04\x05\xb4\x04\x02\x08\x0a" +
                             b"\0\0\0\1\0\0\0\0\x01\x03\x03\x07", sport=41000),
+        # TCP Fast Open: a cookie request with data, and a (wrong) cookie
+        "tcp_syn_tfo_req": tcp(0x02, opts=b"\x02\x04\x05\xb4\x22\x02\x01\x01",
+                               data=b"early", sport=41001),
+        "tcp_syn_tfo_cookie": tcp(0x02, opts=b"\x02\x04\x05\xb4\x22\x0a" +
+                                  bytes(range(8)) + b"\x01\x01",
+                                  data=b"early", sport=41002),
         "tcp_ack": tcp(0x10, seq=1001, ack=ISS + 1),
         "tcp_data": tcp(0x18, seq=1001, ack=ISS + 1, data=b"Echo this please"),
         # 'B': the app answers with a batch of its own buffers (fuzz_env.c)
@@ -76,6 +82,9 @@ def main(out):
         "est_ts": b"\x00" + b"\x01\x01\x08\x0a\0\0\0\5\0\0\0\6",
         "est_sack": b"\x00" + b"\x01\x01\x05\x12" + bytes(16),
         "bad_len": b"\x01" + b"\x02\x00\x05\xb4",
+        "tfo_req": b"\x01" + b"\x22\x02\x01\x01",
+        "tfo_cookie": b"\x01" + b"\x22\x0a" + bytes(range(8)) + b"\x01\x01",
+        "tfo_exp": b"\x01" + b"\xfe\x0c\xf9\x89" + bytes(range(8)),
     }
     for name, o in options.items():
         with open(os.path.join(out, "opts_" + name), "wb") as fh:
