@@ -382,10 +382,15 @@ def opt_outcome(env, otype, dst, seq):
     pkt, ident = unknown_opt(env, otype, dst, seq)
     start = env.wire.mark6()
     send6(env, pkt)
+    # An error counts only if it quotes this request (each tern program on
+    # the interface answers a multicast on its own).
     p = env.wire.wait6(lambda p: from_target_host(env, p) and
                        ((ICMPv6EchoReply in p and
                          p[ICMPv6EchoReply].id == ident) or
-                        ICMPv6ParamProblem in p), 0.8, start)
+                        (ICMPv6ParamProblem in p and
+                         ICMPv6EchoRequest in p and
+                         p[ICMPv6EchoRequest].id == ident and
+                         p[ICMPv6EchoRequest].seq == seq)), 0.8, start)
     if p is None:
         return "silent"
     if ICMPv6EchoReply in p:
