@@ -276,7 +276,8 @@ static tern_stack *client_start(host *h, const uint8_t mac[6], client *k)
     int err = 0;
     if (!st)
         return NULL;
-    if (!tern_tcp_connect(st, TERN_IP4(198, 18, 0, 1), 7, 0, k, &err)) {
+    tern_addr server = tern_addr_v4(TERN_IP4(198, 18, 0, 1));
+    if (!tern_tcp_connect(st, &server, 7, 0, k, &err)) {
         fprintf(stderr, "core_echo: connect: %s\n", tern_strerror(err));
         return NULL;
     }

@@ -235,9 +235,10 @@ int main()
     c.cb = client_callbacks();
     if (!server.start(s, &client) || !client.start(c, &server))
         return 1;
+    const tern_addr server_ip = tern_addr_v4(TERN_IP4(198, 18, 0, 1));
     int err = tern_tcp_listen(server.stack(), 7, nullptr);
-    if (err == 0 && !tern_tcp_connect(client.stack(), TERN_IP4(198, 18, 0, 1),
-                                      7, 0, &k, &err))
+    if (err == 0 &&
+        !tern_tcp_connect(client.stack(), &server_ip, 7, 0, &k, &err))
         err = err ? err : TERN_EINVAL;
     if (err) {
         std::fprintf(stderr, "core_echo_cpp: %s\n", tern_strerror(err));

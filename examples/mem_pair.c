@@ -123,9 +123,9 @@ int main(void)
     st[1] = stack_on(dev, 1, TERN_IP4(198, 18, 0, 2), &ccb, &mem[1]);
     if (!st[0] || !st[1])
         return 1;
+    tern_addr server = tern_addr_v4(TERN_IP4(198, 18, 0, 1));
     int e = tern_tcp_listen(st[0], 7, NULL);
-    if (!e && !(k.conn = tern_tcp_connect(st[1], TERN_IP4(198, 18, 0, 1), 7,
-                                          0, &k, &e)))
+    if (!e && !(k.conn = tern_tcp_connect(st[1], &server, 7, 0, &k, &e)))
         e = e ? e : TERN_EINVAL;
     if (e) {
         fprintf(stderr, "mem_pair: %s\n", tern_strerror(e));

@@ -51,6 +51,48 @@ extern "C" {
     (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | \
      (uint32_t)(d))
 
+/*
+ * An IP address of either family: what every call of this API takes and
+ * reports (connect, UDP send and receive, ping, connection info).
+ *   - IPv4: family TERN_AF_INET, u.v4 in host byte order, as TERN_IP4 and
+ *     tern_ip4_parse give it;
+ *   - IPv6: family TERN_AF_INET6, u.v6 the 16 bytes in network order (the
+ *     order they are written in text: 2001:db8::1 is 20 01 0d b8 0 ... 01).
+ * Build one with tern_addr_v4 / tern_addr_v6 / tern_addr_parse; pad and the
+ * unused bytes of the union are zero in addresses the stack hands out, but
+ * compare with tern_addr_eq rather than memcmp.
+ */
+enum tern_af { TERN_AF_INET = 4, TERN_AF_INET6 = 6 };
+typedef struct tern_addr {
+    uint8_t family;          /* TERN_AF_INET or TERN_AF_INET6 */
+    uint8_t pad[3];
+    union {
+        uint32_t v4;         /* host order */
+        uint8_t v6[16];      /* network order */
+    } u;
+} tern_addr;                 /* 20 bytes */
+
+/* Longest text tern_addr_format writes, with the terminating NUL
+ * (an IPv6 address with an embedded IPv4 one, as inet6 INET6_ADDRSTRLEN). */
+#define TERN_ADDR_STRLEN 46
+
+/* The address of each family from its parts (all other bytes zero). */
+tern_addr tern_addr_v4(uint32_t host_order);
+tern_addr tern_addr_v6(const uint8_t bytes[16]);
+/* Same family and same address (pad and unused bytes are ignored). */
+bool tern_addr_eq(const tern_addr *a, const tern_addr *b);
+/* Parse dotted IPv4 ("198.18.0.1") or IPv6 text as RFC 4291 section 2.2
+ * writes it ("2001:db8::1", "::ffff:198.18.0.1"; hex digits of either
+ * case). No brackets, no port, no zone ("%eth0"), no prefix ("/64").
+ * Returns false on anything else and leaves *out unchanged. */
+bool tern_addr_parse(const char *text, tern_addr *out);
+/* Write the address as text into out (at least TERN_ADDR_STRLEN bytes) and
+ * return out: dotted IPv4, or IPv6 in the RFC 5952 form (lower case, no
+ * leading zeros, the longest run of two or more zero groups as "::",
+ * the first such run on a tie; ::ffff:a.b.c.d for IPv4-mapped addresses).
+ * An address of unknown family gives "?". */
+char *tern_addr_format(const tern_addr *a, char *out);
+
 /* Bytes every transmit buffer must keep free in front of `data` so the
  * stack can prepend Ethernet, IP and TCP headers (14 + 60 + 60, rounded). */
 #define TERN_HEADROOM 192
@@ -282,7 +324,7 @@ enum tern_close_reason {
 
 /* Metadata of a received UDP datagram. */
 typedef struct tern_udp_meta {
-    uint32_t src_ip, dst_ip;
+    tern_addr src, dst;      /* the sender, and our address it was sent to */
     uint16_t src_port, dst_port;
 } tern_udp_meta;
 
@@ -527,6 +569,8 @@ enum tern_err {
                             64 KiB for fragmented UDP/ICMP) */
     TERN_ENOBUFS = 7,    /* the buffer pool is empty or down to its receive
                             reserve; wait for `writable` */
+    TERN_EAFNOSUPPORT = 8, /* address family not supported (an IPv6
+                              destination on a build or config without it) */
 };
 
 /* A short text for a tern_err, positive or negated (e.g. -TERN_EAGAIN gives
@@ -652,16 +696,19 @@ int tern_neigh_del(tern_stack *st, uint32_t ip);
 tern_udp *tern_udp_bind(tern_stack *st, uint16_t port, void *user, int *err);
 void tern_udp_unbind(tern_stack *st, tern_udp *sock);
 
-/* Send `len` bytes copied from `data`. A datagram larger than the MTU
+/* Send `len` bytes copied from `data` to dst (IPv4 now; an IPv6 dst gives
+ * -TERN_EAFNOSUPPORT, -TERN_EINVAL for a NULL dst or an unknown family).
+ * A datagram larger than the MTU
  * leaves in IPv4 fragments (it must fit in one buffer; -TERN_EMSGSIZE
  * otherwise, -TERN_ENOBUFS when the pool has too few buffers for the
  * fragments, counted in ip_drop_frag_out). Returns 0 or -tern_err. */
-int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+int tern_udp_send(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                   uint16_t dst_port, const void *data, size_t len);
 
 /* Send a buffer the application filled (payload at buf->data, headroom
- * kept). The stack owns the reference on success and on failure. */
-int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+ * kept). The stack owns the reference on success and on failure. dst as
+ * for tern_udp_send. */
+int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                       uint16_t dst_port, tern_buf *buf);
 
 /* ------------------------------------------------------------------------ */
@@ -670,9 +717,9 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
 
 /* Send an ICMP echo request (ping); over the MTU it leaves in fragments,
  * as tern_udp_send. Replies are counted in counters.icmp_echo_reply_in.
- * Returns 0 or -tern_err. */
-int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
-                   const void *data, size_t len);
+ * Returns 0 or -tern_err (dst as for tern_udp_send). */
+int tern_icmp_echo(tern_stack *st, const tern_addr *dst, uint16_t id,
+                   uint16_t seq, const void *data, size_t len);
 
 /* ------------------------------------------------------------------------ */
 /* TCP                                                                       */
@@ -687,10 +734,12 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port);
  * handle is valid at once; cb.connected or cb.closed follows. NULL on error
  * (*err set): TERN_EINVAL for port 0 or a destination that is not a unicast
  * host (0/8, 127/8, multicast, class E, broadcast, our own address) or off
- * the subnet without a gateway; TERN_EADDRINUSE; TERN_ENOMEM when the conn
- * table is full. */
-tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
-                            uint16_t local_port, void *user, int *err);
+ * the subnet without a gateway, or a NULL dst; TERN_EAFNOSUPPORT for an
+ * IPv6 dst where IPv6 is not supported; TERN_EADDRINUSE; TERN_ENOMEM when
+ * the conn table is full. */
+tern_conn *tern_tcp_connect(tern_stack *st, const tern_addr *dst,
+                            uint16_t dst_port, uint16_t local_port, void *user,
+                            int *err);
 
 /*
  * tern_tcp_connect with TCP Fast Open (RFC 7413): `len` bytes copied from
@@ -708,7 +757,7 @@ tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
  * cookie. cb.connected follows as for tern_tcp_connect; the counters
  * tcp_tfo_* tell what happened. Other errors as tern_tcp_connect.
  */
-tern_conn *tern_tcp_connect_data(tern_stack *st, uint32_t dst_ip,
+tern_conn *tern_tcp_connect_data(tern_stack *st, const tern_addr *dst,
                                  uint16_t dst_port, uint16_t local_port,
                                  void *user, const void *data, size_t len,
                                  int *err);
@@ -794,7 +843,7 @@ void *tern_tcp_get_user(const tern_conn *c);
 
 /* Connection details for display and tests. */
 typedef struct tern_tcp_info {
-    uint32_t local_ip, remote_ip;
+    tern_addr local, remote;
     uint16_t local_port, remote_port;
     uint8_t state;            /* enum tern_tcp_state */
     uint32_t mss;             /* effective send MSS */

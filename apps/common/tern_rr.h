@@ -117,11 +117,12 @@ static inline int trr_open(tern_stack *st, trr_core *sc, unsigned k)
     int err = 0;
     trr_conn *cc = &sc->conns[k];
     cc->sc = sc;
-    cc->c = g_trr.tfo ? tern_tcp_connect_data(st, g_trr.dst_ip, g_trr.dst_port,
-                                              0, cc, g_trr.train,
-                                              g_trr.req_len, &err)
-                      : tern_tcp_connect(st, g_trr.dst_ip, g_trr.dst_port, 0,
-                                         cc, &err);
+    tern_addr dst = tern_addr_v4(g_trr.dst_ip);
+    cc->c = g_trr.tfo ? tern_tcp_connect_data(st, &dst, g_trr.dst_port, 0, cc,
+                                              g_trr.train, g_trr.req_len,
+                                              &err)
+                      : tern_tcp_connect(st, &dst, g_trr.dst_port, 0, cc,
+                                         &err);
     return cc->c ? 0 : -(err ? err : TERN_ENOMEM);
 }
 

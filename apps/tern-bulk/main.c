@@ -389,9 +389,10 @@ static int start(rt_core *core)
                                              : RT_MEM_SERVER_IP;
         uint16_t port = bo.mode == MODE_CLIENT ? bo.peer.port
                                                : (uint16_t)bo.port;
+        tern_addr dst = tern_addr_v4(ip);
         for (unsigned k = 0; k < bc->ncli; k++) {
             int err = 0;
-            bc->cli[k].c = tern_tcp_connect(ep->st, ip, port, 0, &bc->cli[k],
+            bc->cli[k].c = tern_tcp_connect(ep->st, &dst, port, 0, &bc->cli[k],
                                             &err);
             if (!bc->cli[k].c) {
                 rt_app_connect_error(core->errmsg, sizeof core->errmsg, ep,

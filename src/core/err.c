@@ -13,6 +13,7 @@ const char *tern_strerror(int err)
         [TERN_EAGAIN] = "no send space",
         [TERN_EMSGSIZE] = "message too long",
         [TERN_ENOBUFS] = "no buffer",
+        [TERN_EAFNOSUPPORT] = "address family not supported",
     };
     unsigned e = err < 0 ? 0u - (unsigned)err : (unsigned)err;
     if (e >= sizeof names / sizeof names[0])

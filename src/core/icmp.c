@@ -1,5 +1,6 @@
 /* icmp.c - ICMP echo (both ways), errors in (handed to TCP) and
  * rate-limited destination-unreachable out (RFC 792, RFC 1122 3.2.2). */
+#include "addr.h"
 #include "stack.h"
 
 #define ICMP_ECHO_REPLY 0
@@ -142,9 +143,13 @@ void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
     icmp_finish(st, b, ip->src);
 }
 
-int tern_icmp_echo(tern_stack *st, uint32_t dst_ip, uint16_t id, uint16_t seq,
-                   const void *data, size_t len)
+int tern_icmp_echo(tern_stack *st, const tern_addr *dst, uint16_t id,
+                   uint16_t seq, const void *data, size_t len)
 {
+    uint32_t dst_ip;
+    int e = addr_dst_v4(dst, &dst_ip);
+    if (e)
+        return e;
     if (len + ICMP_HDR_LEN + IP4_HDR_LEN > 0xffff)
         return -TERN_EMSGSIZE;
     tern_buf *b = tern_buf_alloc(st);

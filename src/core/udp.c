@@ -1,5 +1,6 @@
 /* udp.c - UDP (RFC 768): a small table of bound ports, checksums always
  * generated, verified unless the NIC did it. */
+#include "addr.h"
 #include "stack.h"
 
 #define UDP_HDR_LEN 8
@@ -75,7 +76,8 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
         CTR(st, udp_drop_csum);
         goto drop;
     }
-    tern_udp_meta meta = {ip->src, ip->dst, rd16(u), rd16(u + 2)};
+    tern_udp_meta meta = {tern_addr_v4(ip->src), tern_addr_v4(ip->dst),
+                          rd16(u), rd16(u + 2)};
     if (meta.dst_port == 0) {
         CTR(st, udp_drop_port0);
         goto drop;
@@ -93,9 +95,15 @@ drop:
     tern_buf_release(st, b);
 }
 
-int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                       uint16_t dst_port, tern_buf *b)
 {
+    uint32_t dst_ip;
+    int e = addr_dst_v4(dst, &dst_ip);
+    if (e) {
+        tern_buf_release(st, b);
+        return e;
+    }
     uint32_t ulen = b->len + UDP_HDR_LEN;
     if (ulen + IP4_HDR_LEN > 0xffff || b->frag) {  /* over the MTU: fragmented */
         tern_buf_release(st, b);
@@ -126,9 +134,13 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
     return ip4_output(st, b, 0, dst_ip, IP_PROTO_UDP, 0);
 }
 
-int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
+int tern_udp_send(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                   uint16_t dst_port, const void *data, size_t len)
 {
+    uint32_t dst_ip;
+    int e = addr_dst_v4(dst, &dst_ip);
+    if (e)
+        return e;
     if (len + UDP_HDR_LEN + IP4_HDR_LEN > 0xffff)
         return -TERN_EMSGSIZE;
     tern_buf *b = tern_buf_alloc(st);
@@ -142,5 +154,5 @@ int tern_udp_send(tern_stack *st, uint16_t src_port, uint32_t dst_ip,
     }
     tern_memcpy(b->data, data, len);
     b->len = (uint32_t)len;
-    return tern_udp_send_buf(st, src_port, dst_ip, dst_port, b);
+    return tern_udp_send_buf(st, src_port, dst, dst_port, b);
 }

@@ -194,7 +194,7 @@ static void ephemeral_ports_unpredictable(void **s)
     uint32_t ports[64];
     for (unsigned i = 0; i < 64; i++) {
         int err = 0;
-        tern_conn *c = tern_tcp_connect(t->st, TH_PEER_IP, 443, 0, NULL, &err);
+        tern_conn *c = tern_tcp_connect(t->st, A4(TH_PEER_IP), 443, 0, NULL, &err);
         assert_non_null(c);
         tern_tcp_info info;
         tern_tcp_get_info(t->st, c, &info);

@@ -192,7 +192,7 @@ static pair *open_pair(xfer *x)
     x->p = p;
     assert_int_equal(tern_tcp_listen(p->st[1], 5001, x), 0);
     int err;
-    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, x, &err));
+    assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, x, &err));
     tern_flush(p->st[0]);
     return p;
 }

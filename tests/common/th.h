@@ -31,6 +31,9 @@ typedef struct th {
 extern const uint8_t TH_MAC[6], TH_PEER_MAC[6];
 #define TH_IP TERN_IP4(198, 18, 0, 2)
 #define TH_PEER_IP TERN_IP4(198, 18, 0, 1)
+/* A pointer to a tern_addr holding the host-order IPv4 address `ip`, for
+ * the calls that take one (valid to the end of the enclosing block). */
+#define A4(ip) (&(tern_addr){.family = TERN_AF_INET, .u = {.v4 = (ip)}})
 
 /* Create an instance; `tweak` (may be NULL) edits the config first. */
 th *th_new(void (*tweak)(tern_config *cfg));

@@ -35,7 +35,7 @@ static void test_reply_to_request(void **state)
     assert_int_equal(C(t)->arp_reply_out, 1);
     /* the asker was learned: a datagram to it leaves at once */
     th_clear(t);
-    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1), 0);
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1), 0);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0800);
@@ -86,7 +86,7 @@ static void test_foreign_traffic_not_learned(void **state)
     assert_int_equal(C(t)->arp_drop_not_ours, 1);
     assert_int_equal(t->nout, 0);
     /* the sender was not cached: sending to it needs a request */
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);
@@ -105,8 +105,8 @@ static void test_retry_and_give_up(void **state)
 {
     (void)state;
     th *t = th_new(NULL);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "a", 1);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "b", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "a", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "b", 1);
     tern_flush(t->st);
     assert_int_equal(C(t)->arp_request_out, 1);   /* one request for both */
     for (int i = 0; i < 6; i++) {
@@ -127,11 +127,11 @@ static void test_bounds(void **state)
     th *t = th_new(small_pending);
     /* at most 3/4 of cfg.arp_pending (4) wait on one address */
     for (int i = 0; i < 10; i++)
-        tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+        tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     assert_int_equal(C(t)->arp_pending_full, 7);
     /* and cfg.arp_pending in all */
     for (uint32_t i = 0; i < 3; i++)
-        tern_udp_send(t->st, 1, TERN_IP4(198, 18, 0, 9) + i, 2, "x", 1);
+        tern_udp_send(t->st, 1, A4(TERN_IP4(198, 18, 0, 9) + i), 2, "x", 1);
     assert_int_equal(C(t)->arp_pending_full, 9);
     /* a flood of requests from 1000 different senders: cache stays bounded
      * (evictions counted) and every request is still answered */
@@ -163,7 +163,7 @@ static void test_stale_probe_unanswered(void **state)
     t->now += 61 * TERN_NS_PER_SEC;
     th_poll(t);                    /* calls outside input use poll's time */
     assert_int_equal(t->nout, 0);  /* unused: no probe */
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);   /* still sent... */
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);   /* still sent... */
     tern_flush(t->st);
     assert_int_equal(t->nout, 2);                      /* ...plus a probe */
     assert_int_equal(C(t)->arp_request_out, 1);
@@ -177,7 +177,7 @@ static void test_stale_probe_unanswered(void **state)
     assert_int_equal(C(t)->arp_request_out, 3);
     assert_int_equal(C(t)->arp_entries_expired, 1);
     th_clear(t);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);   /* must ask again */
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);   /* must ask again */
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);
@@ -195,14 +195,14 @@ static void test_stale_probe_answered(void **state)
     th_input(t, f, th_arp(f, 1, TH_PEER_MAC, TH_PEER_IP, ZERO, TH_IP));
     t->now += 61 * TERN_NS_PER_SEC;
     th_poll(t);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_int_equal(C(t)->arp_request_out, 1);
     th_input(t, f, th_arp(f, 2, TH_PEER_MAC, TH_PEER_IP, TH_MAC, TH_IP));
     for (int i = 0; i < 30; i++) {
         t->now += TERN_NS_PER_SEC;
         th_poll(t);
-        tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+        tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
         tern_flush(t->st);
     }
     assert_int_equal(C(t)->arp_request_out, 1);
@@ -232,7 +232,7 @@ static void peer_in_use(th *t)
 {
     uint8_t f[64];
     th_input(t, f, th_arp(f, 1, TH_PEER_MAC, TH_PEER_IP, ZERO, TH_IP));
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
 }
 
@@ -241,7 +241,7 @@ static void assert_peer_direct(th *t)
 {
     th_clear(t);
     uint64_t req = C(t)->arp_request_out;
-    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, "y", 1), 0);
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "y", 1), 0);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0800);
@@ -261,7 +261,7 @@ static void test_flood_keeps_live_peer(void **state)
     uint32_t n = 0;
     for (int round = 0; round < 10; round++) {
         for (int i = 0; i < 2000; i++, n++)
-            tern_udp_send(t->st, 1, flood_ip(n), 9, "s", 1);
+            tern_udp_send(t->st, 1, A4(flood_ip(n)), 9, "s", 1);
         tern_flush(t->st);
         assert_peer_direct(t);
         assert_true(t->bufs_out <= 64);            /* cfg.arp_pending */
@@ -296,16 +296,16 @@ static void test_incomplete_bound(void **state)
     for (uint32_t i = 0; i < 8; i++) {
         uint8_t mac[6] = {2, 9, 0, 0, 0, (uint8_t)i};
         th_input(t, f, th_arp(f, 1, mac, TERN_IP4(198, 18, 5, 1) + i, ZERO, TH_IP));
-        tern_udp_send(t->st, 1, TERN_IP4(198, 18, 5, 1) + i, 2, "u", 1);
+        tern_udp_send(t->st, 1, A4(TERN_IP4(198, 18, 5, 1) + i), 2, "u", 1);
     }
     for (uint32_t i = 0; i < 200; i++)
-        tern_udp_send(t->st, 1, flood_ip(i), 9, "s", 1);
+        tern_udp_send(t->st, 1, A4(flood_ip(i)), 9, "s", 1);
     tern_flush(t->st);
     /* 16 slots: 8 in use stay, the flood shares the other 8 */
     assert_true(C(t)->arp_evicted + C(t)->arp_cache_full >= 192);
     th_clear(t);
     for (uint32_t i = 0; i < 8; i++)
-        tern_udp_send(t->st, 1, TERN_IP4(198, 18, 5, 1) + i, 2, "u", 1);
+        tern_udp_send(t->st, 1, A4(TERN_IP4(198, 18, 5, 1) + i), 2, "u", 1);
     tern_flush(t->st);
     assert_int_equal(t->nout, 8);
     for (unsigned i = 0; i < t->nout; i++)
@@ -338,7 +338,7 @@ static void test_eviction_order(void **state)
     assert_int_equal(C(t)->arp_evicted, 0);
     uint32_t gen = t->st->arp_gen;
     /* one unresolvable address: takes a never-used slot, not the peer's */
-    tern_udp_send(t->st, 1, TERN_IP4(198, 18, 0, 99), 9, "s", 1);
+    tern_udp_send(t->st, 1, A4(TERN_IP4(198, 18, 0, 99)), 9, "s", 1);
     assert_int_equal(C(t)->arp_evicted, 1);
     /* a new learned sender: takes the INCOMPLETE slot (dropping its frame) */
     uint8_t mac[6] = {2, 8, 0, 0, 1, 0};
@@ -354,7 +354,7 @@ static void test_eviction_order(void **state)
     /* nothing went to what was evicted: no conn re-reads its MAC */
     assert_int_equal(t->st->arp_gen, gen);
     th_clear(t);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_int_equal(th_rd16(t->out[t->nout - 1] + 12), 0x0800);
     assert_memory_equal(t->out[t->nout - 1], TH_PEER_MAC, 6);
@@ -374,11 +374,11 @@ static void test_static(void **state)
     assert_int_equal(tern_neigh_add_static(t->st, TH_PEER_IP, eth_bcast_mac()),
                      -TERN_EINVAL);
     /* a frame waiting for resolution leaves when the static entry comes */
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "w", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "w", 1);
     assert_int_equal(tern_neigh_add_static(t->st, TH_PEER_IP, smac), 0);
     tern_flush(t->st);
     th_clear(t);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_memory_equal(t->out[0], smac, 6);
@@ -392,16 +392,16 @@ static void test_static(void **state)
     }
     th_clear(t);
     uint64_t req = C(t)->arp_request_out;
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_memory_equal(t->out[0], smac, 6);
     assert_int_equal(C(t)->arp_request_out, req);
     /* nor a flood */
     for (uint32_t i = 0; i < 5000; i++)
-        tern_udp_send(t->st, 1, flood_ip(i), 9, "s", 1);
+        tern_udp_send(t->st, 1, A4(flood_ip(i)), 9, "s", 1);
     th_clear(t);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_memory_equal(t->out[t->nout - 1], smac, 6);
     /* deleted: resolved by ARP again */
@@ -409,7 +409,7 @@ static void test_static(void **state)
     assert_int_equal(tern_neigh_del(t->st, TH_PEER_IP), -TERN_EINVAL);
     th_advance_us(t, 5000000);
     th_clear(t);
-    tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1);
+    tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);

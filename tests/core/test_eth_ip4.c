@@ -234,13 +234,13 @@ static void test_routing(void **state)
 {
     (void)state;
     th *t = th_new(NULL);
-    assert_int_equal(tern_udp_send(t->st, 1, TERN_IP4(203, 0, 113, 9), 9, "x", 1),
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TERN_IP4(203, 0, 113, 9)), 9, "x", 1),
                      -TERN_EINVAL);
     assert_int_equal(C(t)->ip_drop_no_route, 1);
     assert_int_equal(th_free(t), 0);
 
     t = th_new(gw_cfg);
-    assert_int_equal(tern_udp_send(t->st, 1, TERN_IP4(203, 0, 113, 9), 9, "x", 1), 0);
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TERN_IP4(203, 0, 113, 9)), 9, "x", 1), 0);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);        /* ARP request for the gateway */
     assert_int_equal(th_rd16(t->out[0] + 12), 0x0806);

@@ -252,7 +252,7 @@ static void test_udp_fragments_and_ids(void **state)
     memset(seen, 0, sizeof seen);
     for (int i = 0; i < 1000; i++) {
         th_clear(t);
-        assert_int_equal(tern_udp_send(t->st, 9, TH_PEER_IP, 7, data, sizeof data), 0);
+        assert_int_equal(tern_udp_send(t->st, 9, A4(TH_PEER_IP), 7, data, sizeof data), 0);
         tern_flush(t->st);
         assert_int_equal(t->nout, 2);
         uint16_t id = f_id(t->out[0]);
@@ -274,7 +274,7 @@ static void test_udp_fragments_and_ids(void **state)
     /* one buffer short of the fragments: all or nothing */
     th_clear(t);
     t->pool_limit = t->bufs_out + 2;
-    assert_int_equal(tern_udp_send(t->st, 9, TH_PEER_IP, 7, data, sizeof data),
+    assert_int_equal(tern_udp_send(t->st, 9, A4(TH_PEER_IP), 7, data, sizeof data),
                      -TERN_ENOBUFS);
     tern_flush(t->st);
     assert_int_equal(t->nout, 0);
@@ -282,7 +282,7 @@ static void test_udp_fragments_and_ids(void **state)
     t->pool_limit = 0;
     /* more than one buffer holds: refused at once */
     static uint8_t huge[4000];
-    assert_int_equal(tern_udp_send(t->st, 9, TH_PEER_IP, 7, huge, sizeof huge),
+    assert_int_equal(tern_udp_send(t->st, 9, A4(TH_PEER_IP), 7, huge, sizeof huge),
                      -TERN_EMSGSIZE);
     assert_int_equal(th_free(t), 0);
 }
@@ -301,7 +301,7 @@ static void test_ids_per_destination(void **state)
         uint32_t ip = TERN_IP4(198, 18, 0, 100) + i;
         th_input(t, arp, th_arp(arp, 1, mac, ip, zero, TH_IP));
         th_clear(t);
-        tern_udp_send(t->st, 9, ip, 7, "x", 1);
+        tern_udp_send(t->st, 9, A4(ip), 7, "x", 1);
         tern_flush(t->st);
         assert_int_equal(t->nout, 1);
         id[i] = f_id(t->out[0]);

@@ -139,16 +139,16 @@ static void test_send_echo(void **state)
 {
     (void)state;
     th *t = resolved();
-    assert_int_equal(tern_icmp_echo(t->st, TH_PEER_IP, 9, 1, "ping", 4), 0);
+    assert_int_equal(tern_icmp_echo(t->st, A4(TH_PEER_IP), 9, 1, "ping", 4), 0);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(t->out[0][34], 8);
     assert_true(th_frame_csums_ok(t->out[0], t->out_len[0]));
     static uint8_t big[4000];
-    assert_int_equal(tern_icmp_echo(t->st, TH_PEER_IP, 9, 1, big, sizeof big),
+    assert_int_equal(tern_icmp_echo(t->st, A4(TH_PEER_IP), 9, 1, big, sizeof big),
                      -TERN_EMSGSIZE);                /* over one buffer */
     th_clear(t);
-    assert_int_equal(tern_icmp_echo(t->st, TH_PEER_IP, 9, 1, big, 1500), 0);
+    assert_int_equal(tern_icmp_echo(t->st, A4(TH_PEER_IP), 9, 1, big, 1500), 0);
     tern_flush(t->st);
     assert_int_equal(t->nout, 2);                    /* in fragments */
     assert_int_equal(th_free(t), 0);

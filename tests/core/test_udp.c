@@ -44,7 +44,9 @@ static void test_receive(void **state)
     th_input(t, f, th_udp_frame(f, TH_PEER_IP, TH_IP, 4444, 7, "hello", 5));
     assert_int_equal(got_len, 5);
     assert_memory_equal(got, "hello", 5);
-    assert_int_equal(got_meta.src_ip, TH_PEER_IP);
+    assert_int_equal(got_meta.src.family, TERN_AF_INET);
+    assert_int_equal(got_meta.src.u.v4, TH_PEER_IP);
+    assert_true(tern_addr_eq(&got_meta.dst, A4(TH_IP)));
     assert_int_equal(got_meta.src_port, 4444);
     assert_int_equal(got_meta.dst_port, 7);
     assert_ptr_equal(got_user, &tag);
@@ -102,7 +104,7 @@ static void test_send(void **state)
     th_input(t, f, th_arp(f, 1, TH_PEER_MAC, TH_PEER_IP, zero, TH_IP));
     th_clear(t);
     /* odd length payload exercises the checksum tail */
-    assert_int_equal(tern_udp_send(t->st, 1234, TH_PEER_IP, 53, "odd", 3), 0);
+    assert_int_equal(tern_udp_send(t->st, 1234, A4(TH_PEER_IP), 53, "odd", 3), 0);
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     const uint8_t *o = t->out[0];
@@ -113,10 +115,10 @@ static void test_send(void **state)
     assert_true(th_frame_csums_ok(o, t->out_len[0]));
     /* over the MTU: fragmented (test_frag); over one buffer: refused */
     static uint8_t big[4000];
-    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, big, sizeof big),
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, big, sizeof big),
                      -TERN_EMSGSIZE);
-    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, big, 1472), 0);
-    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, big, 1473), 0);
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, big, 1472), 0);
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, big, 1473), 0);
     assert_int_equal(C(t)->ip_frag_out, 1);
     assert_int_equal(th_free(t), 0);
 }
@@ -129,7 +131,7 @@ static void test_pool_empty(void **state)
     th *t = th_new(one_buf);
     t->pool_limit = 1;
     tern_buf *hold = tern_buf_alloc(t->st);
-    assert_int_equal(tern_udp_send(t->st, 1, TH_PEER_IP, 2, "x", 1), -TERN_ENOBUFS);
+    assert_int_equal(tern_udp_send(t->st, 1, A4(TH_PEER_IP), 2, "x", 1), -TERN_ENOBUFS);
     assert_int_equal(C(t)->tx_drop_nobuf, 1);
     tern_buf_release(t->st, hold);
     assert_int_equal(th_free(t), 0);

@@ -113,7 +113,7 @@ static void udp_recv(tern_stack *s, tern_udp *sock, void *user,
     (void)user;
     (void)buf;
     if (o.serve && !o.udp_sink) {
-        tern_udp_send(s, m->dst_port, m->src_ip, m->src_port, data, len);
+        tern_udp_send(s, m->dst_port, &m->src, m->src_port, data, len);
         return;
     }
     if (len < 5) {
@@ -145,7 +145,8 @@ static void udp_send_one(unsigned seq)
     b[3] = (uint8_t)seq;
     for (size_t i = 4; i < len; i++)
         b[i] = pat(seq, i);
-    if (tern_udp_send(st, o.udp_port, o.peer, o.udp_port, b, len) == 0)
+    tern_addr peer = tern_addr_v4(o.peer);
+    if (tern_udp_send(st, o.udp_port, &peer, o.udp_port, b, len) == 0)
         udp_sent++;
 }
 
@@ -382,7 +383,8 @@ int main(int argc, char **argv)
         if (link_seen && o.ping && pings_sent < o.ping && now >= next_ping) {
             if (!ping_t0)
                 ping_t0 = now;
-            if (tern_icmp_echo(st, o.peer, 0x7e57, (uint16_t)pings_sent,
+            tern_addr peer = tern_addr_v4(o.peer);
+            if (tern_icmp_echo(st, &peer, 0x7e57, (uint16_t)pings_sent,
                                "tern-dpdk", 9) == 0)
                 pings_sent++;
             next_ping = now + 10 * TERN_NS_PER_MS;
@@ -399,7 +401,8 @@ int main(int argc, char **argv)
         if (link_seen && o.tcp && !tcp_started &&
             (!o.ping || ctr->icmp_echo_reply_in) && now >= tc_retry_at) {
             tc_retry_at = now + 100 * TERN_NS_PER_MS;
-            tc = tern_tcp_connect(st, o.peer, o.tcp_port, 0, NULL, &e);
+            tern_addr peer = tern_addr_v4(o.peer);
+            tc = tern_tcp_connect(st, &peer, o.tcp_port, 0, NULL, &e);
             if (!tc) {
                 fprintf(stderr, "dpdk_peer: tcp connect: %d\n", e);
                 break;

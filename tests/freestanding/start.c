@@ -110,7 +110,8 @@ __attribute__((force_align_arg_pointer)) void _start(void)
     if (!st)
         sys_exit(3);
     /* Exercise a transmit path: a UDP datagram needs ARP first. */
-    tern_udp_send(st, 1000, TERN_IP4(198, 18, 0, 1), 7, "x", 1);
+    tern_addr peer = tern_addr_v4(TERN_IP4(198, 18, 0, 1));
+    tern_udp_send(st, 1000, &peer, 7, "x", 1);
     tern_poll(st, 0);
     sys_exit(tern_get_counters(st)->arp_request_out == 1 ? 0 : 4);
 }

@@ -16,6 +16,7 @@
 #define N_PINGS 500
 #define IP_A TERN_IP4(198, 18, 0, 1)
 #define IP_B TERN_IP4(198, 18, 0, 2)
+#define A4(ip) (&(tern_addr){.family = TERN_AF_INET, .u = {.v4 = (ip)}})
 
 typedef struct pair {
     tern_memlink *link;
@@ -44,7 +45,7 @@ static void on_udp(tern_stack *st, tern_udp *s, void *user,
     pair *p = user;
     uint32_t i;
     uint8_t want[512];
-    if (len < 4 || meta->src_ip != IP_A || meta->dst_port != 9000) {
+    if (len < 4 || meta->src.family != TERN_AF_INET || meta->src.u.v4 != IP_A || meta->dst_port != 9000) {
         p->bad++;
         return;
     }
@@ -127,7 +128,7 @@ static void exchange(double loss, double reorder, uint64_t seed)
     /* resolve ARP first with one ping (retried until it is answered) */
     for (int tries = 0; tries < 20 &&
          !tern_get_counters(p->st[0])->icmp_echo_reply_in; tries++) {
-        tern_icmp_echo(p->st[0], IP_B, 1, 0, "arp", 3);
+        tern_icmp_echo(p->st[0], A4(IP_B), 1, 0, "arp", 3);
         run(p, 1500 * TERN_NS_PER_MS);
     }
     assert_true(tern_get_counters(p->st[0])->icmp_echo_reply_in >= 1);
@@ -136,12 +137,13 @@ static void exchange(double loss, double reorder, uint64_t seed)
     uint8_t d[512];
     for (uint32_t i = 0; i < N_DGRAMS; i++) {
         size_t len = make_dgram(d, i);
-        assert_int_equal(tern_udp_send(p->st[0], 5555, IP_B, 9000, d, len), 0);
+        assert_int_equal(
+            tern_udp_send(p->st[0], 5555, A4(IP_B), 9000, d, len), 0);
         if (i % 16 == 15)
             run(p, 0 + TERN_NS_PER_MS);
     }
     for (uint16_t s = 1; s <= N_PINGS; s++) {
-        tern_icmp_echo(p->st[0], IP_B, 7, s, "ping-payload", 12);
+        tern_icmp_echo(p->st[0], A4(IP_B), 7, s, "ping-payload", 12);
         if (s % 16 == 0)
             run(p, TERN_NS_PER_MS);
     }

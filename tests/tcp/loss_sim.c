@@ -195,7 +195,7 @@ int main(int argc, char **argv)
     pair *p = pair_new(&f, seed, tw, &CB, &x, &x);
     x.p = p;
     tern_tcp_listen(p->st[1], 5001, &x);
-    tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, NULL);
+    tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, NULL);
     tern_flush(p->st[0]);
     uint64_t t0 = p->now, limit = p->now + 100000 * TERN_NS_PER_SEC;
     unsigned entries = 0, sum_ss = 0, entries_dbg = 0;

@@ -186,7 +186,7 @@ static void do_run(const tern_memlink_faults *f, uint64_t seed,
     for (int e = 0; e < 2; e++)
         p->st[e]->tcp->no_predict = no_predict;
     assert_int_equal(tern_tcp_listen(p->st[1], 5001, &r), 0);
-    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &r, NULL));
+    assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &r, NULL));
     tern_flush(p->st[0]);
     assert_true(pair_run(p, both_closed, &r, p->now + 10000 * TERN_NS_PER_SEC));
     assert_int_equal(r.bad, 0);
@@ -371,7 +371,7 @@ static pair *big_pair(const tern_memlink_faults *f, uint64_t seed,
     pair_buf_size = 0;
     pair_pool_size = 0;
     assert_int_equal(tern_tcp_listen(p->st[1], 5001, r), 0);
-    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, r, NULL));
+    assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, r, NULL));
     tern_flush(p->st[0]);
     return p;
 }
@@ -469,7 +469,7 @@ static void lro_by_reference(void **s)
             pair_buf_size = 0;
             r.p = p;
             assert_int_equal(tern_tcp_listen(p->st[1], 5001, &r), 0);
-            assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &r, NULL));
+            assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &r, NULL));
             tern_flush(p->st[0]);
             assert_true(pair_run(p, both_closed, &r,
                                  p->now + 10000 * TERN_NS_PER_SEC));
@@ -502,7 +502,7 @@ static void connect_before_clock(void **s)
     pair *p = pair_new_caps(NULL, 13, none, true, tweak, &CB, &r, &r);
     r.p = p;
     assert_int_equal(tern_tcp_listen(p->st[1], 5001, &r), 0);
-    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &r, NULL));
+    assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &r, NULL));
     assert_true(pair_run(p, both_closed, &r, p->now + 100 * TERN_NS_PER_SEC));
     assert_int_equal(r.rcvd, r.total);
     for (int e = 0; e < 2; e++) {

@@ -168,7 +168,7 @@ static void run_xfer(const tern_memlink_faults *f, uint64_t seed, bool slow,
     x.p = p;
     assert_int_equal(tern_tcp_listen(p->st[1], 5001, &x), 0);
     int err;
-    tern_conn *c = tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, &err);
+    tern_conn *c = tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, &err);
     assert_non_null(c);
     tern_flush(p->st[0]);
     bool ok = pair_run(p, done_all, &x, p->now + 100000 * TERN_NS_PER_SEC);
@@ -331,7 +331,7 @@ static void dead_peer(void **s)
     pair *p = pair_new(NULL, 10, tw, &CB, &x, &x);
     x.p = p;
     tern_tcp_listen(p->st[1], 5001, &x);
-    tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, NULL);
+    tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, NULL);
     tern_flush(p->st[0]);
     for (int i = 0; i < 200; i++)
         pair_step(p);

@@ -120,7 +120,7 @@ static void one(double loss, uint64_t seed)
     pair *p = pair_new(&f, seed, tw, &CB, &x, &x);
     x.p = p;
     assert_int_equal(tern_tcp_listen(p->st[1], 5001, &x), 0);
-    assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, &x, NULL));
+    assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, NULL));
     tern_flush(p->st[0]);
     uint64_t limit = p->now + 600 * TERN_NS_PER_SEC, moved = p->now;
     uint64_t last = 0, stall = 0;

@@ -79,7 +79,7 @@ static void ports_land_on_queue(void **s)
             tp_arp(t);
             for (int k = 0; k < 8; k++) {
                 uint16_t dport = (uint16_t)(80 + k);
-                tern_conn *c = tern_tcp_connect(t->st, TH_PEER_IP, dport, 0,
+                tern_conn *c = tern_tcp_connect(t->st, A4(TH_PEER_IP), dport, 0,
                                                 NULL, NULL);
                 assert_non_null(c);
                 tern_tcp_info i;

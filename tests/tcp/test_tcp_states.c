@@ -231,7 +231,7 @@ static void active_open(void **s)
     (void)s;
     tp_arp(T);
     int err = -1;
-    tern_conn *c = tern_tcp_connect(T->st, TH_PEER_IP, 443, 0, &E, &err);
+    tern_conn *c = tern_tcp_connect(T->st, A4(TH_PEER_IP), 443, 0, &E, &err);
     assert_non_null(c);
     assert_int_equal(err, 0);
     tern_flush(T->st);
@@ -389,7 +389,7 @@ static void simultaneous_open(void **s)
 {
     (void)s;
     tp_arp(T);
-    tern_conn *c = tern_tcp_connect(T->st, TH_PEER_IP, 5000, 6000, &E, NULL);
+    tern_conn *c = tern_tcp_connect(T->st, A4(TH_PEER_IP), 5000, 6000, &E, NULL);
     tern_flush(T->st);
     tpkt p;
     tp_get(T, 0, &p);
@@ -758,7 +758,7 @@ static void syn_retries_dead_peer(void **s)
 {
     (void)s;
     tp_arp(T);
-    tern_conn *c = tern_tcp_connect(T->st, TH_PEER_IP, 443, 0, &E, NULL);
+    tern_conn *c = tern_tcp_connect(T->st, A4(TH_PEER_IP), 443, 0, &E, NULL);
     assert_non_null(c);
     advance_ms(200000);
     assert_int_equal(E.closed, 1);
@@ -1111,15 +1111,21 @@ static void connect_refuses_bad_destinations(void **state)
                             0xffffffffu, TH_IP};
     for (unsigned i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int err = 0;
-        assert_null(tern_tcp_connect(T->st, bad[i], 80, 0, NULL, &err));
+        assert_null(tern_tcp_connect(T->st, A4(bad[i]), 80, 0, NULL, &err));
         assert_int_equal(err, TERN_EINVAL);
     }
     int err = 0;
-    assert_null(tern_tcp_connect(T->st, TH_PEER_IP, 0, 0, NULL, &err));
+    assert_null(tern_tcp_connect(T->st, A4(TH_PEER_IP), 0, 0, NULL, &err));
     assert_int_equal(err, TERN_EINVAL);
-    assert_non_null(tern_tcp_connect(T->st, TH_PEER_IP, 80, 0, NULL, &err));
-    assert_non_null(tern_tcp_connect(T->st, TERN_IP4(198, 19, 0, 1), 80, 0, NULL,
-                                     &err));
+    assert_null(tern_tcp_connect(T->st, NULL, 80, 0, NULL, &err));
+    assert_int_equal(err, TERN_EINVAL);
+    tern_addr odd = tern_addr_v4(TH_PEER_IP);
+    odd.family = 5;
+    assert_null(tern_tcp_connect(T->st, &odd, 80, 0, NULL, &err));
+    assert_int_equal(err, TERN_EINVAL);
+    assert_non_null(tern_tcp_connect(T->st, A4(TH_PEER_IP), 80, 0, NULL, &err));
+    assert_non_null(tern_tcp_connect(T->st, A4(TERN_IP4(198, 19, 0, 1)), 80, 0,
+                                     NULL, &err));
 }
 
 int main(void)

@@ -536,7 +536,7 @@ static const uint8_t COOKIE[8] = {0xc0, 0x0c, 0x1e, 0x5a, 0xfe, 0x12, 0x34, 0x56
 static tern_conn *connect_data(const char *msg)
 {
     int err = -1;
-    tern_conn *c = tern_tcp_connect_data(T->st, TH_PEER_IP, 80, 0, NULL, msg,
+    tern_conn *c = tern_tcp_connect_data(T->st, A4(TH_PEER_IP), 80, 0, NULL, msg,
                                          msg ? strlen(msg) : 0, &err);
     assert_non_null(c);
     assert_int_equal(err, 0);
@@ -736,13 +736,13 @@ static void client_connect_data_errors(void **s)
     (void)s;
     int err = 0;
     static uint8_t big[300 * 1024];
-    assert_null(tern_tcp_connect_data(T->st, TH_PEER_IP, 80, 0, NULL, big,
+    assert_null(tern_tcp_connect_data(T->st, A4(TH_PEER_IP), 80, 0, NULL, big,
                                       sizeof big, &err));
     assert_int_equal(err, TERN_EMSGSIZE);
-    assert_null(tern_tcp_connect_data(T->st, TH_PEER_IP, 0, 0, NULL, "x", 1,
+    assert_null(tern_tcp_connect_data(T->st, A4(TH_PEER_IP), 0, 0, NULL, "x", 1,
                                       &err));
     assert_int_equal(err, TERN_EINVAL);
-    assert_null(tern_tcp_connect_data(T->st, TH_PEER_IP, 80, 0, NULL, NULL, 1,
+    assert_null(tern_tcp_connect_data(T->st, A4(TH_PEER_IP), 80, 0, NULL, NULL, 1,
                                       &err));
     assert_int_equal(err, TERN_EINVAL);
     assert_int_equal(tern_tcp_conn_count(T->st), 0);

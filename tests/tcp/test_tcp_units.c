@@ -128,7 +128,7 @@ static void rto_initial_capped(void **s)
         g_rto_init = inits[k][0];
         th *t = th_new(rto_init_tweak);
         int err = 0;
-        tern_conn *c = tern_tcp_connect(t->st, TH_PEER_IP, 80, 0, NULL, &err);
+        tern_conn *c = tern_tcp_connect(t->st, A4(TH_PEER_IP), 80, 0, NULL, &err);
         assert_non_null(c);
         tern_tcp_info info;
         tern_tcp_get_info(t->st, c, &info);

@@ -2,6 +2,7 @@
  * (from callbacks) are deferred to the end of the burst, so several sends
  * coalesce and the pending ACK rides on the data; outside it they go out at
  * once (queued until tern_flush / the next input or poll). */
+#include "../addr.h"
 #include "cc.h"
 
 #if defined(__GNUC__)
@@ -54,17 +55,20 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port)
 
 /* A conn in SYN_SENT for tern_tcp_connect and tern_tcp_connect_data,
  * its SYN not sent yet; NULL with *err set. */
-static struct tern_conn *active_open(tern_stack *st, uint32_t dst_ip,
+static struct tern_conn *active_open(tern_stack *st, const tern_addr *dst,
                                      uint16_t dst_port, uint16_t local_port,
                                      void *user, int *err)
 {
     struct tcp_layer *tl = TL(st);
-    int e = 0;
+    uint32_t dst_ip = 0;
+    int e = -addr_dst_v4(dst, &dst_ip);
     struct tern_conn *c = NULL;
     /* a destination whose replies the receive path drops could only time
      * out: refuse it with the same test */
-    if (!ip4_src_ok(st, dst_ip) || !dst_port ||
-        (!ip4_is_local(st, dst_ip) && !st->cfg.gateway)) {
+    if (e) {
+        /* not an IPv4 destination: e says why */
+    } else if (!ip4_src_ok(st, dst_ip) || !dst_port ||
+               (!ip4_is_local(st, dst_ip) && !st->cfg.gateway)) {
         e = TERN_EINVAL;
     } else if (local_port && conn_lookup(st, dst_ip, dst_port, local_port)) {
         e = TERN_EADDRINUSE;
@@ -109,10 +113,11 @@ static void send_first_syn(tern_stack *st, struct tern_conn *c)
     tcp_arm_rto(st, c);
 }
 
-tern_conn *tern_tcp_connect(tern_stack *st, uint32_t dst_ip, uint16_t dst_port,
-                            uint16_t local_port, void *user, int *err)
+tern_conn *tern_tcp_connect(tern_stack *st, const tern_addr *dst,
+                            uint16_t dst_port, uint16_t local_port, void *user,
+                            int *err)
 {
-    struct tern_conn *c = active_open(st, dst_ip, dst_port, local_port, user,
+    struct tern_conn *c = active_open(st, dst, dst_port, local_port, user,
                                       err);
     if (c)
         send_first_syn(st, c);
@@ -402,7 +407,7 @@ static OUT_OF_LINE long send_one_buf(tern_stack *st, struct tern_conn *c,
     return (long)len;
 }
 
-tern_conn *tern_tcp_connect_data(tern_stack *st, uint32_t dst_ip,
+tern_conn *tern_tcp_connect_data(tern_stack *st, const tern_addr *dst,
                                  uint16_t dst_port, uint16_t local_port,
                                  void *user, const void *data, size_t len,
                                  int *err)
@@ -413,10 +418,11 @@ tern_conn *tern_tcp_connect_data(tern_stack *st, uint32_t dst_ip,
             *err = len > tl->snd_buf ? TERN_EMSGSIZE : TERN_EINVAL;
         return NULL;
     }
-    struct tern_conn *c = active_open(st, dst_ip, dst_port, local_port, user,
+    struct tern_conn *c = active_open(st, dst, dst_port, local_port, user,
                                       err);
     if (!c)
         return NULL;
+    uint32_t dst_ip = c->raddr;
     uint8_t ck[TFO_COOKIE_MAX];
     uint16_t mss;
     c->tfo = TFO_OPT;                   /* a cookie request ... */
@@ -615,8 +621,8 @@ void tern_tcp_get_info(const tern_stack *st, const tern_conn *c,
 {
     const struct tcp_layer *tl = st->tcp;
     tern_memset(i, 0, sizeof *i);
-    i->local_ip = st->cfg.ip;
-    i->remote_ip = c->raddr;
+    i->local = tern_addr_v4(st->cfg.ip);
+    i->remote = tern_addr_v4(c->raddr);
     i->local_port = c->lport;
     i->remote_port = c->rport;
     i->state = c->state;
