@@ -745,7 +745,7 @@ tern_conn *tern_tcp_connect(tern_stack *st, const tern_addr *dst,
  * tern_tcp_connect with TCP Fast Open (RFC 7413): `len` bytes copied from
  * `data` are queued whole before the SYN leaves (all or nothing: len at
  * most cfg.snd_buf, else TERN_EMSGSIZE; TERN_ENOBUFS when the pool cannot
- * hold them). When the instance holds a cookie for dst_ip (from an
+ * hold them). When the instance holds a cookie for dst (from an
  * earlier connect_data to it), the SYN carries the cookie and the first
  * bytes of the data (up to the peer's MSS less 40), and the server hands
  * them to its application one round trip earlier. Otherwise the SYN asks
