@@ -109,7 +109,7 @@ static pair *run(xfer *x, uint8_t cc, uint64_t mbps, uint64_t delay_us,
     cc_choice = cc;
     pair *p = pair_new(&f, seed, tw, &CB, x, x);
     tern_tcp_listen(p->st[1], 5001, x);
-    tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0, x, NULL);
+    tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, x, NULL);
     tern_flush(p->st[0]);
     uint64_t limit = p->now + 1000 * TERN_NS_PER_SEC;
     while (!delivered_all(x) && p->now < limit) {
