@@ -649,7 +649,7 @@ static void client_data_larger_than_syn(void **s)
     for (unsigned i = 0; i < sizeof big; i++)
         big[i] = (uint8_t)(i * 13);
     int err = -1;
-    assert_non_null(tern_tcp_connect_data(T->st, TH_PEER_IP, 80, 0, NULL, big,
+    assert_non_null(tern_tcp_connect_data(T->st, A4(TH_PEER_IP), 80, 0, NULL, big,
                                           sizeof big, &err));
     tern_flush(T->st);
     /* the SYN takes what fits the peer's MSS (1460) less 40 */
