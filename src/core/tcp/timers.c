@@ -13,8 +13,13 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
 
 /* Tail loss probe timeout (RFC 8985 section 7.2): two smoothed RTTs, plus
  * the worst delayed-ACK wait (200 ms) when only one segment is out, since
- * its ACK may be held back; never less than TLP_MIN_US (tcp_arm_rto uses
- * it only when it comes before the RTO). The timer is armed when the first segment of a flight leaves: with
+ * its ACK may be held back; plus four RTT variations, at least TLP_MIN_US
+ * (tcp_arm_rto uses it only when it comes before the RTO). The addition
+ * departs from the RFC's 2 SRTT: SRTT follows a growing queue with a gain
+ * of 1/8 and comes from 1 ms timestamp ticks, and on a short path 2 SRTT
+ * alone (or a 2 ms floor) fired probes whenever a flight's ACKs came late,
+ * each answered by a D-SACK (several flows filling one link's queue did it
+ * on every run; Linux likewise adds its minimum timeout). The timer is armed when the first segment of a flight leaves: with
  * more data queued behind it the flight is not a lone segment (the rest
  * follows in the same output pass, or as the window opens), and a lone-
  * segment PTO would come after the RTO and rule the probe out for the
@@ -22,11 +27,10 @@ static uint32_t rto_cur(const struct tcp_layer *tl, const struct tern_conn *c)
 #define TLP_MIN_US 2000u
 static uint64_t tlp_timeout_ns(const struct tern_conn *c)
 {
-    uint64_t pto = 2ull * c->srtt_us;
+    uint64_t var = 4ull * c->rttvar_us;     /* RFC 6298's K * RTTVAR */
+    uint64_t pto = 2ull * c->srtt_us + (var > TLP_MIN_US ? var : TLP_MIN_US);
     if (c->snd_max - c->snd_una <= c->mss && !seq_gt(c->sq_end, c->snd_max))
         pto += TCP_TLP_DELACK_US;
-    if (pto < TLP_MIN_US)
-        pto = TLP_MIN_US;
     if (c->flags & TF_TLP_SENT)     /* the second probe waits twice as long */
         pto *= 2;
     return pto * 1000;
