@@ -60,10 +60,17 @@ ECHO_PORT = 7007
 HTTP_PORT = 8080
 CLOSED_PORT = 4444
 PY = "/usr/bin/python3"
-# While tern's IPv6 layer is being built its IPv6 cases are skipped with
-# this reason; None runs them.
-TERN_IPV6_PENDING = ("tern's IPv6 is not complete yet (Neighbor Discovery, "
-                     "reassembly, TCP over IPv6)")
+# Cases tern is known to fail, each with what it lacks: they run, and a
+# failure is reported as SKIP with that reason (a pass as PASS). Remove an
+# entry when tern passes the case.
+TERN_EXPECTED_FAIL = {
+    "tcp6_handshake_close": "no TCP over IPv6 in tern yet",
+    "ptb_below_minimum": "no TCP over IPv6 in tern yet",
+    "ptb_lowers_segments": "no TCP over IPv6 in tern yet",
+    "ext_routing_type0": "tern drops a type 0 routing header with segments "
+                         "left 0 instead of skipping it (RFC 5095 3, RFC "
+                         "8200 4.4)",
+}
 
 
 def sh(*cmd, check=True, quiet=False):
@@ -186,6 +193,7 @@ class Target:
         self.ip6 = "2001:db8:%d::2" % (10 + idx)
         self.http_ip6 = "2001:db8:%d::4" % (10 + idx)
         self.no_ip6 = None       # why the target has no IPv6, if so
+        self.expected_fail = {}  # case name -> what the target lacks
         self.ip = "198.18.%d.2" % (10 + idx)
         self.client_ip = "198.18.%d.3" % (10 + idx)
         self.http_ip = "198.18.%d.4" % (10 + idx)
@@ -277,6 +285,7 @@ class TernTarget(Target):
         self.log = open(os.path.join(os.environ.get("TMPDIR", "/tmp"),
                                      "tern-conformance-%s.log" % topo.runid), "w")
         self.no_ip6 = self.ip6_missing()
+        self.expected_fail = TERN_EXPECTED_FAIL
 
     def ip6_missing(self):
         """Why this build's tern has no IPv6 (None when it has): the
@@ -289,7 +298,7 @@ class TernTarget(Target):
         if "--ip6 " not in r.stdout:
             return ("tern has no IPv6 in this build (tern-echo takes no "
                     "--ip6)")
-        return TERN_IPV6_PENDING
+        return None
 
     def link_args(self, ip, ip6=None):
         a = ["--driver", self.driver, "--iface", self.if_, "--ip", ip + "/24"]
@@ -453,6 +462,9 @@ def run_target(target, cases, verbose):
                     type(e).__name__, e)
                 if verbose:
                     traceback.print_exc()
+            why = target.expected_fail.get(c.name)
+            if status == "FAIL" and why:
+                status, msg = "SKIP", "expected to fail (%s): %s" % (why, msg)
             notes = dict(env.notes)
             env.cleanup()
             dt = time.monotonic() - t0

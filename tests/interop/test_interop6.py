@@ -13,8 +13,8 @@ kernel's stack in the other (tools/netns.sh: Linux 2001:db8::1, tern
   - tern-echo --client [2001:db8::1]:7007 completes its requests against
     kern-echo.
 A tern whose programs take no --ip6 has no IPv6: the test reports SKIP (77)
-with that reason, as it does without root or namespaces, and so it does
-while TERN_IPV6_PENDING names what the stack still lacks."""
+with that reason, as it does without root or namespaces. A test named in
+TERN_PENDING is skipped with what tern still lacks for it."""
 import json
 import os
 import subprocess
@@ -66,6 +66,11 @@ class IPv6(unittest.TestCase):
         Proc.kill_all()
         if cls.hosts:
             cls.hosts.down()
+
+    def setUp(self):
+        why = TERN_PENDING.get(self._testMethodName)
+        if why:
+            self.skipTest(why)
 
     def tearDown(self):
         Proc.kill_all()
@@ -147,10 +152,13 @@ class IPv6(unittest.TestCase):
         self.assertEqual(self.stop(srv)["requests"], 2000)
 
 
-# While tern's IPv6 layer is being built the test is skipped with this
-# reason; None runs it.
-TERN_IPV6_PENDING = ("tern's IPv6 is not complete yet (Neighbor Discovery, "
-                     "TCP over IPv6)")
+# Tests of what tern's IPv6 does not do yet, each with what it lacks:
+# skipped with that reason. Remove an entry when tern passes the test.
+TERN_PENDING = {
+    "test_02_curl_wrk": "no TCP over IPv6 in tern yet",
+    "test_03_bulk_both_ways": "no TCP over IPv6 in tern yet",
+    "test_04_tern_echo_client": "no TCP over IPv6 in tern yet",
+}
 
 
 def tern_ipv6_missing():
@@ -159,7 +167,7 @@ def tern_ipv6_missing():
                        text=True)
     if "--ip6 " not in r.stdout:
         return "tern has no IPv6 in this build (tern-echo takes no --ip6)"
-    return TERN_IPV6_PENDING
+    return None
 
 
 if __name__ == "__main__":
