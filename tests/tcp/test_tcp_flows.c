@@ -101,7 +101,7 @@ static void run(uint8_t cc, uint64_t mbps)
     pair *p = pair_new(&f, 11, tw, &CB, &x, &x);
     tern_tcp_listen(p->st[1], 5001, &x);
     for (uintptr_t i = 0; i < FLOWS; i++)
-        assert_non_null(tern_tcp_connect(p->st[0], PAIR_IP1, 5001, 0,
+        assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0,
                                          (void *)(i + 1), NULL));
     tern_flush(p->st[0]);
     assert_true(pair_run(p, all_in, &x, p->now + 1000 * TERN_NS_PER_SEC));
