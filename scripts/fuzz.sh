@@ -9,7 +9,7 @@ seconds=${1:-60}
 [ $# -gt 0 ] && shift
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${TERN_FUZZ_OUT:-$root/build-fuzz}
-harnesses=${*:-"fuzz_frame fuzz_sequence fuzz_options fuzz_resp"}
+harnesses=${*:-"fuzz_frame fuzz_sequence fuzz_options fuzz_resp fuzz_ip6"}
 mkdir -p "$out"
 cd "$out"
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -22,12 +22,15 @@ for h in $harnesses; do
         clang $flags -I"$root/apps/common" "$root/tests/fuzz/$h.c" $kv \
             -o "$out/$h"
     else
-        clang $flags "$root/tests/fuzz/$h.c" "$root/tests/fuzz/fuzz_env.c" \
+        # shellcheck disable=SC2086
+        [ "$h" = fuzz_ip6 ] && env_c= || env_c="$root/tests/fuzz/fuzz_env.c"
+        clang $flags "$root/tests/fuzz/$h.c" $env_c \
             "$root"/src/core/*.c "$root"/src/core/*/*.c -o "$out/$h"
     fi
     case $h in
         fuzz_options) seeds=opts_ ;;
         fuzz_resp) seeds=resp_ ;;
+        fuzz_ip6) seeds=ip6_ ;;
         *) seeds=frame_ ;;
     esac
     corpus=$out/corpus-$h

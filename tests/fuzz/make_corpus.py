@@ -52,6 +52,50 @@ def tcp(flags, seq=1000, ack=0, opts=b"", data=b"", sport=40000, dport=80):
     return eth(ip(6, l4(6, seg)))
 
 
+US6 = bytes.fromhex("20010db8000000000000000000000002")
+PEER6 = bytes.fromhex("20010db8000000000000000000000001")
+ROUTER6 = bytes.fromhex("fe800000000000000000000000000011")
+ALL_NODES = bytes.fromhex("ff020000000000000000000000000001")
+
+
+def ip6(nh, payload, src=PEER6, dst=US6, hl=64):
+    return (struct.pack("!IHBB", 0x60000000, len(payload), nh, hl) + src +
+            dst + payload)
+
+
+def icmp6(msg, src=PEER6, dst=US6, hl=64, ext=b"", nh=58):
+    pseudo = src + dst + struct.pack("!I3xB", len(msg), 58)
+    c = csum(pseudo + msg)
+    m = msg[:2] + struct.pack("!H", c) + msg[4:]
+    return eth(ip6(nh, ext + m, src, dst, hl), 0x86DD)
+
+
+def ip6_seeds():
+    ping = struct.pack("!BBHHH", 128, 0, 0, 7, 1) + bytes(range(64))
+    big = struct.pack("!BBHHH", 128, 0, 0, 7, 2) + bytes(1500)
+    sll = struct.pack("!BB", 1, 1) + PEER_MAC
+    ns = struct.pack("!BBHI", 135, 0, 0, 0) + US6 + sll
+    na = struct.pack("!BBHI", 136, 0, 0, 0x60000000) + PEER6 + b"\x02\x01" + PEER_MAC
+    ra = (struct.pack("!BBHBBHII", 134, 0, 0, 64, 0, 1800, 0, 0) +
+          struct.pack("!BB", 1, 1) + PEER_MAC +
+          struct.pack("!BBBBIII", 3, 4, 64, 0xC0, 0xFFFFFFFF, 0xFFFFFFFF, 0) +
+          bytes.fromhex("20010db8000200000000000000000000"))
+
+    def frag(off, more, data, ident=5):
+        fh = struct.pack("!BBHI", 58, 0, off | more, ident)
+        return eth(ip6(44, fh + data), 0x86DD)
+
+    whole = icmp6(big)[14 + 40:]
+    ext = bytes([60, 0, 1, 4, 0, 0, 0, 0, 58, 0, 0x1e, 2, 0, 0, 1, 0])
+    return {
+        "ping": [icmp6(ns), icmp6(ping)],
+        "nd": [icmp6(ns), icmp6(na), icmp6(ping)],
+        "ra": [icmp6(ra, ROUTER6, ALL_NODES, 255)],
+        "frags": [frag(0, 1, whole[:1232]), frag(1232, 0, whole[1232:])],
+        "ext": [icmp6(ping, ext=ext, nh=0)],
+    }
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     frames = {
@@ -86,6 +130,11 @@ def main(out):
         "tfo_cookie": b"\x01" + b"\x22\x0a" + bytes(range(8)) + b"\x01\x01",
         "tfo_exp": b"\x01" + b"\xfe\x0c\xf9\x89" + bytes(range(8)),
     }
+    # the IPv6 harness: [gap][len16][frame] records of IPv6 packets
+    for name, recs in ip6_seeds().items():
+        with open(os.path.join(out, "ip6_" + name), "wb") as fh:
+            for r in recs:
+                fh.write(struct.pack("!BH", 1, len(r)) + r)
     for name, o in options.items():
         with open(os.path.join(out, "opts_" + name), "wb") as fh:
             fh.write(o)
