@@ -1,9 +1,10 @@
 /* ip6_ext.c - the extension header chain of a received datagram
  * (RFC 8200 4): hop-by-hop options (first only), routing, fragment and
  * destination options headers, at most IP6_MAX_EXT of them, all inside
- * the first buffer. Options follow the action bits of their type; routing
- * type 0 (RFC 5095) and any routing header with segments left (we are no
- * router) are refused with a parameter problem. */
+ * the first buffer. Options follow the action bits of their type; any
+ * routing header with segments left (type 0 included, RFC 5095; we are no
+ * router) is refused with a parameter problem, one with none left is
+ * ignored. */
 #include "ip6.h"
 
 #define IP6_MAX_EXT 8
@@ -118,10 +119,11 @@ bool ip6_ext_walk(tern_stack *st, tern_buf *b, ip6_rx *ip, uint32_t *frag_off)
             if (!options_ok(st, b, ip, off + 2, off + hl))
                 return false;
         } else if (nh == IP6_EXT_ROUTING) {
-            /* type 0 is deprecated (RFC 5095); any other with segments
-             * left would need us to forward: a parameter problem at the
-             * type field either way (RFC 8200 4.4) */
-            if (h[off + 2] == 0 || h[off + 3] != 0)
+            /* a routing header with segments left would need us to
+             * forward: a parameter problem at the type field (RFC 8200
+             * 4.4); with none left it is ignored, type 0 too (RFC 5095
+             * 3: processed as an unrecognized type) */
+            if (h[off + 3] != 0)
                 return refuse(st, b, ip, &st->ctr.ip6_drop_routing, true,
                               ICMP6_PARAM_HEADER, off + 2);
         } else {

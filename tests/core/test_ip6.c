@@ -163,6 +163,11 @@ static void test_ext_errors(void **state)
     th_input(t, f, ping_behind(f, TH6_IP, 60, e1, sizeof e1));
     expect_param(t, 1, 40);
     th_clear(t);
+    /* routing type 0 with no segment left is ignored (RFC 5095) */
+    uint8_t e0[24] = {58, 2, 0, 0};
+    th_input(t, f, ping_behind(f, TH6_IP, 43, e0, 24));
+    assert_int_equal(C(t)->icmp6_echo_reply_out, 1);
+    th_clear(t);
     /* routing type 0, and type 2 with a segment left */
     uint8_t e2[] = {58, 2, 0, 1, 0, 0, 0, 0, [24] = 0};
     th_input(t, f, ping_behind(f, TH6_IP, 43, e2, 24));
@@ -194,7 +199,7 @@ static void test_ext_errors(void **state)
     th_input(t, f, ping_behind(f, TH6_IP, 60, e4, sizeof e4));
     assert_int_equal(C(t)->ip6_drop_ext_hdr, 1);
     assert_int_equal(t->nout, 0);
-    assert_int_equal(C(t)->icmp6_echo_in, 0);
+    assert_int_equal(C(t)->icmp6_echo_in, 1);
     assert_int_equal(th_free(t), 0);
 }
 
