@@ -67,9 +67,6 @@ TERN_EXPECTED_FAIL = {
     "tcp6_handshake_close": "no TCP over IPv6 in tern yet",
     "ptb_below_minimum": "no TCP over IPv6 in tern yet",
     "ptb_lowers_segments": "no TCP over IPv6 in tern yet",
-    "ext_routing_type0": "tern drops a type 0 routing header with segments "
-                         "left 0 instead of skipping it (RFC 5095 3, RFC "
-                         "8200 4.4)",
 }
 
 
