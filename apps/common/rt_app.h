@@ -70,15 +70,23 @@ static inline const char *rt_close_reason(int reason)
     return tern_close_reason_name(reason);
 }
 
-/* The --client peer as the stack's IPv4 address: an IPv6 peer is refused
- * in words while the stack's connect takes IPv4 only. */
-static inline uint32_t rt_app_peer_ip4(const common_opts *co,
-                                       const endpoint *peer)
+/* A command-line address as the stack's (EP_AF_* are the TERN_AF_*
+ * numbers). */
+static inline tern_addr rt_app_addr(const ep_addr *a)
 {
-    if (peer->addr.family != EP_AF_INET)
-        opts_fail(co, "--client: IPv6 peers need the stack's IPv6, which "
-                      "this build does not have");
-    return peer->addr.v4;
+    return a->family == EP_AF_INET6 ? tern_addr_v6(a->v6)
+                                    : tern_addr_v4(a->v4);
+}
+
+/* "2001:db8::1" as "[2001:db8::1]:port", IPv4 as "a.b.c.d:port". */
+static inline char *rt_app_hostport(const tern_addr *a, unsigned port,
+                                    char *out, size_t n)
+{
+    char t[TERN_ADDR_STRLEN];
+    tern_addr_format(a, t);
+    snprintf(out, n, a->family == TERN_AF_INET6 ? "[%s]:%u" : "%s:%u", t,
+             port);
+    return out;
 }
 
 /* --ip6 and --gw6 into a real driver's stack config (the mem link's
@@ -100,17 +108,20 @@ static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
              co->driver, co->iface ? co->iface : "");
 }
 
-/* "connect to A.B.C.D:P: <why>", with what to check for the usual
+/* "connect to A.B.C.D:P: <why>", with what to check for the usual IPv4
  * refusal (the destination is off the subnet and there is no gateway). */
 static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
-                                        uint32_t dst, uint16_t port, int err)
+                                        const tern_addr *to, uint16_t port,
+                                        int err)
 {
-    char a[16], me[16];
+    char at[TERN_ADDR_STRLEN + 8], me[16];
     const rt_params *p = rt_params_of(ep->core->rt);
     uint32_t mask = p->prefix ? ~0u << (32 - p->prefix) : 0;
+    uint32_t dst = to->family == TERN_AF_INET ? to->u.v4 : ep->ip;
     bool off_link = ((dst ^ ep->ip) & mask) != 0 && !p->gw && ep->dev;
-    int k = snprintf(msg, n, "connect to %s:%u: %s", tern_ip4_format(dst, a),
-                     (unsigned)port, tern_strerror(err));
+    int k = snprintf(msg, n, "connect to %s: %s",
+                     rt_app_hostport(to, port, at, sizeof at),
+                     tern_strerror(err));
     if (off_link && k > 0 && (size_t)k < n)
         snprintf(msg + k, n - (size_t)k, " (outside %s/%u and no --gateway)",
                  tern_ip4_format(ep->ip & mask, me), (unsigned)p->prefix);
@@ -121,11 +132,12 @@ static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
  * connection was made. Without this check a client would only learn it
  * when its SYNs run out, about a minute later. Writes the message naming
  * the address and returns true. */
-static inline bool rt_app_arp_failed(const rt_ep *ep, uint32_t dst, char *msg,
-                                     size_t n)
+static inline bool rt_app_arp_failed(const rt_ep *ep, const tern_addr *to,
+                                     char *msg, size_t n)
 {
-    if (!ep->dev)
+    if (!ep->dev || to->family != TERN_AF_INET)
         return false;
+    uint32_t dst = to->u.v4;
     const tern_counters *c = tern_get_counters(ep->st);
     if (c->arp_resolve_failed == 0 || c->tcp_conns_established)
         return false;

@@ -44,7 +44,7 @@ typedef struct trr {
     uint8_t *train;             /* RR_MAX_DEPTH requests back to back */
     uint32_t req_len;
     double duration;
-    uint32_t dst_ip;
+    tern_addr dst;
     uint16_t dst_port;
     const char *prog;
     bool tfo;                   /* TCP Fast Open: see trr_set_tfo */
@@ -56,8 +56,8 @@ static trr g_trr;
 static inline bool trr_setup(const char *prog, unsigned ncores,
                              const uint8_t *req, uint32_t req_len,
                              uint32_t resp_len, uint64_t conns, uint64_t depth,
-                             uint64_t requests, double duration, uint32_t ip,
-                             uint16_t port)
+                             uint64_t requests, double duration,
+                             tern_addr dst, uint16_t port)
 {
     trr *t = &g_trr;
     t->prog = prog;
@@ -66,7 +66,7 @@ static inline bool trr_setup(const char *prog, unsigned ncores,
     t->train = rr_request_train(req, req_len, RR_MAX_DEPTH);
     t->req_len = req_len;
     t->duration = duration;
-    t->dst_ip = ip;
+    t->dst = dst;
     t->dst_port = port;
     if (!t->cores || !t->train)
         return false;
@@ -117,11 +117,11 @@ static inline int trr_open(tern_stack *st, trr_core *sc, unsigned k)
     int err = 0;
     trr_conn *cc = &sc->conns[k];
     cc->sc = sc;
-    tern_addr dst = tern_addr_v4(g_trr.dst_ip);
-    cc->c = g_trr.tfo ? tern_tcp_connect_data(st, &dst, g_trr.dst_port, 0, cc,
+    const tern_addr *dst = &g_trr.dst;
+    cc->c = g_trr.tfo ? tern_tcp_connect_data(st, dst, g_trr.dst_port, 0, cc,
                                               g_trr.train, g_trr.req_len,
                                               &err)
-                      : tern_tcp_connect(st, &dst, g_trr.dst_port, 0, cc,
+                      : tern_tcp_connect(st, dst, g_trr.dst_port, 0, cc,
                                          &err);
     return cc->c ? 0 : -(err ? err : TERN_ENOMEM);
 }
@@ -137,7 +137,7 @@ static inline int trr_start(rt_ep *ep)
         int rc = trr_open(ep->st, sc, k);
         if (rc) {
             rt_app_connect_error(ep->core->errmsg, sizeof ep->core->errmsg,
-                                 ep, g_trr.dst_ip, g_trr.dst_port, -rc);
+                                 ep, &g_trr.dst, g_trr.dst_port, -rc);
             return -1;
         }
     }
@@ -291,7 +291,7 @@ static inline void trr_iter(rt_core *core)
         rr_stop(t);
     if (sc->arp_watch) {
         char why[200];
-        if (rt_app_arp_failed(sc->arp_watch, g_trr.dst_ip, why, sizeof why)) {
+        if (rt_app_arp_failed(sc->arp_watch, &g_trr.dst, why, sizeof why)) {
             fprintf(stderr, "%s: %s\n", g_trr.prog, why);
             sc->failed = true;
             sc->arp_watch = NULL;

@@ -385,18 +385,17 @@ static int start(rt_core *core)
             }
             continue;
         }
-        uint32_t ip = bo.mode == MODE_CLIENT ? bo.peer.addr.v4
-                                             : RT_MEM_SERVER_IP;
+        tern_addr dst = bo.mode == MODE_CLIENT ? rt_app_addr(&bo.peer.addr)
+                                               : tern_addr_v4(RT_MEM_SERVER_IP);
         uint16_t port = bo.mode == MODE_CLIENT ? bo.peer.port
                                                : (uint16_t)bo.port;
-        tern_addr dst = tern_addr_v4(ip);
         for (unsigned k = 0; k < bc->ncli; k++) {
             int err = 0;
             bc->cli[k].c = tern_tcp_connect(ep->st, &dst, port, 0, &bc->cli[k],
                                             &err);
             if (!bc->cli[k].c) {
                 rt_app_connect_error(core->errmsg, sizeof core->errmsg, ep,
-                                     ip, port, err);
+                                     &dst, port, err);
                 return -1;
             }
         }
@@ -412,8 +411,9 @@ static void iter(rt_core *core)
         if (core->ep[e].role != RT_CLIENT)
             continue;
         char why[200];
+        tern_addr peer = rt_app_addr(&bo.peer.addr);
         if (!bc->failed && bo.mode == MODE_CLIENT &&
-            rt_app_arp_failed(&core->ep[e], bo.peer.addr.v4, why, sizeof why)) {
+            rt_app_arp_failed(&core->ep[e], &peer, why, sizeof why)) {
             fprintf(stderr, "%s: %s\n", co.prog, why);
             bc->failed = true;
             rt_core_stop(core);
@@ -531,8 +531,6 @@ int main(int argc, char **argv)
 {
     common_defaults(&co, "tern-bulk", FAMILY_TERN);
     bulk_opts_parse(&co, &bo, argc, argv);
-    if (bo.mode == MODE_CLIENT)
-        rt_app_peer_ip4(&co, &bo.peer);   /* refuses an IPv6 peer in words */
     cores = calloc(co.ncores, sizeof *cores);
     copy_src = malloc(65536);
     if (!cores || !copy_src)

@@ -291,8 +291,8 @@ int main(int argc, char **argv)
         !trr_setup(co.prog, co.ncores, (const uint8_t *)http_get_req,
                    (uint32_t)http_get_req_len, (uint32_t)srv.ok_keep_len,
                    ho.conns, ho.depth, ho.requests, ho.duration,
-                   ho.mode == MODE_CLIENT ? rt_app_peer_ip4(&co, &ho.peer)
-                                          : RT_MEM_SERVER_IP,
+                   ho.mode == MODE_CLIENT ? rt_app_addr(&ho.peer.addr)
+                                          : tern_addr_v4(RT_MEM_SERVER_IP),
                    ho.mode == MODE_CLIENT ? ho.peer.port : (uint16_t)ho.port))
         opts_fail(&co, "no client connections (--conns too small for --cores?)");
     rt_params p;
