@@ -117,17 +117,18 @@ class Server:
 
     def _listening(self):
         """True once the server's network namespace has a TCP listener on
-        the port (read through /proc/PID/net/tcp, which shows the
-        namespace of that process)."""
-        try:
-            with open("/proc/%d/net/tcp" % self.p.pid) as f:
-                next(f)
-                for line in f:
-                    fields = line.split()
-                    if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == self.port:
-                        return True
-        except (OSError, StopIteration, IndexError, ValueError):
-            pass
+        the port (read through /proc/PID/net/tcp and tcp6, which show the
+        namespace of that process; a dual-stack server is only in tcp6)."""
+        for table in ("tcp", "tcp6"):
+            try:
+                with open("/proc/%d/net/%s" % (self.p.pid, table)) as f:
+                    next(f)
+                    for line in f:
+                        fields = line.split()
+                        if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == self.port:
+                            return True
+            except (OSError, StopIteration, IndexError, ValueError):
+                pass
         return False
 
     def start(self, timeout=10.0):
