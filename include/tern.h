@@ -379,7 +379,7 @@ enum tern_cc {
     TERN_CC_CUBIC = 0,     /* RFC 9438, the default */
     TERN_CC_NEWRENO = 1,   /* RFC 5681 / RFC 6582 */
     TERN_CC_BBR = 2,       /* model-based, after BBR v1 (no pacing: the
-                            * window alone; docs/tcp.md). Adds ~450 B per
+                            * window alone; docs/tcp.md). Adds 552 B per
                             * connection slot to the instance. */
 };
 

@@ -60,9 +60,8 @@ typedef struct rate_sample {
 } rate_sample;
 
 void rate_init(tcp_rate *r);
-/* An output pass sent new data from prior_max to snd_max. */
-void rate_on_sent(tcp_rate *r, const struct tern_conn *c, uint32_t prior_max,
-                  uint64_t now);
+/* After an output pass: a checkpoint if it sent new data. */
+void rate_on_sent(tcp_rate *r, const struct tern_conn *c, uint64_t now);
 /* After an ACK: what it delivered, and the sample of the newest checkpoint
  * it delivered, if any. */
 void rate_on_ack(tcp_rate *r, const struct tern_conn *c, uint64_t now,

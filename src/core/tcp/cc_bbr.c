@@ -59,10 +59,9 @@ static void bbr_attach(tern_stack *st, struct tern_conn *c)
     b->mode = BBR_STARTUP;
 }
 
-static void bbr_on_sent(tern_stack *st, struct tern_conn *c,
-                        uint32_t prior_max)
+static void bbr_on_sent(tern_stack *st, struct tern_conn *c)
 {
-    rate_on_sent(&bbr_of(st, c)->rate, c, prior_max, st->now);
+    rate_on_sent(&bbr_of(st, c)->rate, c, st->now);
 }
 
 /* BDP in bytes at gain g (GAIN_UNIT = 1); 0 without a model yet. */

@@ -17,18 +17,19 @@ void rate_init(tcp_rate *r)
     tern_memset(r, 0, sizeof *r);
 }
 
-void rate_on_sent(tcp_rate *r, const struct tern_conn *c, uint32_t prior_max,
-                  uint64_t now)
+void rate_on_sent(tcp_rate *r, const struct tern_conn *c, uint64_t now)
 {
     if (!r->on) {               /* the first data: the count starts */
         r->on = 1;
         r->base = c->snd_una;
-        r->last_end = prior_max;
+        r->last_end = c->snd_una;
     }
     if (!seq_gt(c->snd_max, r->last_end))
         return;
-    /* draft 3.2: sending into an empty pipe starts a fresh interval */
-    if (prior_max == c->snd_una) {
+    /* draft 3.2: sending into an empty pipe starts a fresh interval; the
+     * pipe was empty when all that was sent before this pass (up to the
+     * last checkpoint: lone segments leave none) had been delivered */
+    if (!r->n && seq_le(r->last_end, c->snd_una)) {
         r->first_sent_ns = now;
         r->delivered_ns = now;
     }

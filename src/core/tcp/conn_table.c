@@ -70,6 +70,7 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
     tl->cc = cfg->cc == TERN_CC_NEWRENO ? &tcp_cc_newreno
              : cfg->cc == TERN_CC_BBR   ? &tcp_cc_bbr
                                         : &tcp_cc_cubic;
+    tl->cc_model = tl->cc->on_delivery != NULL;
     tl->tfo_server = cfg->tfo_server;
     tl->tfo_max_pending = cfg->tfo_max_pending ? cfg->tfo_max_pending
                                                : DEF_TFO_PENDING;

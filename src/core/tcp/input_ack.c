@@ -81,7 +81,7 @@ void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
         if (!resend_una)
             CTR(st, tcp_rack_recoveries);
         c->rxt_next = c->snd_una + n;
-        if (!tl->cc->on_delivery)       /* a model keeps its own window */
+        if (!tl->cc_model)              /* a model keeps its own window */
             prr_update(c, 0);
     } else {
         c->cwnd = c->ssthresh + TCP_DUPTHRESH * c->mss;
@@ -186,7 +186,7 @@ GENERAL_PATH bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
         if (data && cwnd_limited(c, flight))
             tl->cc->on_ack(c, data, rtt, st->now);
     }
-    if (tl->cc->on_delivery)
+    if (tl->cc_model)
         tl->cc->on_delivery(st, c);
     c->t_rtx = TERN_NEVER;
     if (c->snd_una != c->snd_max)
@@ -217,9 +217,9 @@ GENERAL_PATH bool tcp_new_ack_general(tern_stack *st, struct tern_conn *c,
 static void prr_ack(tern_stack *st, struct tern_conn *c, uint32_t una0,
                     uint32_t sacked0)
 {
-    const tcp_cc_ops *cc = TL(st)->cc;
-    if (cc->on_delivery) {
-        cc->on_delivery(st, c);
+    struct tcp_layer *tl = TL(st);
+    if (tl->cc_model) {
+        tl->cc->on_delivery(st, c);
         return;
     }
     if ((c->flags & (TF_RECOVERY | TF_SACK)) != (TF_RECOVERY | TF_SACK))

@@ -847,11 +847,10 @@ static GENERAL_PATH void output_rest(tern_stack *st, struct tcp_layer *tl,
                                      struct tern_conn *c)
 {
     c->flags &= ~(uint32_t)TF_LONE;     /* it may send nothing */
-    uint32_t prior_max = c->snd_max;
     if (!output_one(st, tl, c))
         output_general(st, tl, c);
-    if (tl->cc->on_sent && c->snd_max != prior_max)
-        tl->cc->on_sent(st, c, prior_max);
+    if (tl->cc_model)
+        tl->cc->on_sent(st, c);
 }
 
 void tcp_output(tern_stack *st, struct tern_conn *c)

@@ -144,12 +144,12 @@ typedef struct tcp_cc_ops {
     void (*on_rto)(struct tern_conn *c, uint64_t now);
     /* Model-based controllers only (NULL for the others, which then cost
      * one test): attach runs when a conn slot is taken; on_sent after an
-     * output pass that sent new data (snd_max moved from prior_max);
+     * output pass (other than the lone segment's, tcp_lone_ready);
      * on_delivery after every ACK that may deliver data (cumulatively or
      * by SACK), in recovery too. Such a controller owns cwnd: PRR is off
      * and recovery's exit leaves cwnd to it (input_ack.c). */
     void (*attach)(tern_stack *st, struct tern_conn *c);
-    void (*on_sent)(tern_stack *st, struct tern_conn *c, uint32_t prior_max);
+    void (*on_sent)(tern_stack *st, struct tern_conn *c);
     void (*on_delivery)(tern_stack *st, struct tern_conn *c);
 } tcp_cc_ops;
 
@@ -383,6 +383,7 @@ struct tcp_layer {
     bool in_chain;            /* inside an LRO chain, before its last piece */
     const tcp_cc_ops *cc;
     struct tcp_bbr *bbr;      /* per conn slot, only with TERN_CC_BBR */
+    bool cc_model;            /* cc has the model hooks (on_sent ...) */
     uint32_t port_next;       /* RFC 6056 algorithm 3 counter */
     uint32_t chack_tokens;    /* global challenge-ACK budget */
     uint64_t chack_refill;
