@@ -32,6 +32,7 @@ typedef struct lconn {
     size_t sent;            /* bytes of the current batch written */
     size_t batch;           /* bytes of the current batch */
     size_t have;            /* bytes in in[] not yet counted */
+    bool out_wait;          /* EPOLLOUT asked for (a batch half written) */
     char *in;
 } lconn;
 
@@ -248,10 +249,13 @@ int main(int argc, char **argv)
             break;                                                           \
         }                                                                    \
         (l)->sent += w > 0 ? (size_t)w : 0;                                  \
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (unsigned)((l) - cs)}; \
-        if ((l)->sent < (l)->batch)                                          \
-            ev.events |= EPOLLOUT;                                           \
-        epoll_ctl(ep, EPOLL_CTL_MOD, (l)->fd, &ev);                          \
+        bool ow = (l)->sent < (l)->batch;                                    \
+        if (ow != (l)->out_wait) {      /* a syscall only on a change */     \
+            struct epoll_event ev = {.events = EPOLLIN | (ow ? EPOLLOUT : 0), \
+                                     .data.u32 = (unsigned)((l) - cs)};      \
+            epoll_ctl(ep, EPOLL_CTL_MOD, (l)->fd, &ev);                      \
+            (l)->out_wait = ow;                                              \
+        }                                                                    \
     } while (0)
 
     for (unsigned i = 0; i < conns; i++)

@@ -20,12 +20,46 @@ class BenchKv(unittest.TestCase):
     def test_bad_flags(self):
         for args in (["--repeat", "0"], ["--stacks", "nginx"],
                      ["--requests", "10"], ["--clients", "0"],
-                     ["--clients", "51"], ["--client-cpus", "a-b"]):
+                     ["--clients", "51"], ["--client-cpus", "a-b"],
+                     ["--client", "memtier"]):
             r = subprocess.run([sys.executable, os.path.join(TOOLS, "tern"),
                                 "bench", "kv"] + args, capture_output=True,
                                text=True, timeout=30)
             self.assertEqual(r.returncode, 2, args)
             self.assertIn("tern bench kv: error", r.stderr)
+
+    def test_client_kv_load(self):
+        """--client kv-load runs build/bin/kv-load with the same connections,
+        depth, requests, test and CPU as redis-benchmark would get, reads
+        its JSON line, and the table names it."""
+        rb = kv.client_argv("redis-benchmark", "/b/bin", 0, "198.18.0.2", 25, 16,
+                            800, "get")
+        kl = kv.client_argv("kv-load", "/b/bin", 0, "198.18.0.2", 25, 16, 800, "get")
+        self.assertEqual(rb[:3], ["taskset", "-c", "0"])
+        self.assertEqual(kl, ["taskset", "-c", "0", "/b/bin/kv-load", "-c", "25",
+                              "-P", "16", "-n", "800", "-t", "get", "198.18.0.2:6379"])
+        self.assertEqual(kv.client_argv("kv-load", "/b", 1, "2001:db8::2", 1, 1, 1,
+                                        "set")[-1], "[2001:db8::2]:6379")
+        line = ('{"test":"get","requests":800,"errors":0,"rps":81234.5,'
+                '"cpu_us_per_request":2.1}')
+        self.assertEqual(kv.client_rps("kv-load", "get", line + "\n"), 81234.5)
+        self.assertIsNone(kv.client_rps("kv-load", "set", line))
+        self.assertIsNone(kv.client_rps("kv-load", "get", line.replace(
+            '"errors":0', '"errors":3')))
+        self.assertEqual(kv.client_rps("redis-benchmark", "get",
+                                       '"test","rps"\n"GET","79936.05"\n'), 79936.05)
+        p = kv.parser().parse_args([])
+        self.assertEqual(p.client, "redis-benchmark")
+        doc = {"generated_at": "now", "git": "abc",
+               "conditions": {"server_cpu": 1, "client_cpu": 0, "repeat": 1,
+                              "client": "kv-load", "clients": 1,
+                              "loadavg_start": [1, 1, 1], "loadavg_end": [1, 1, 1]},
+               "points": [dict(point("redis", 1, "get", 90000, 90000),
+                               client_cpu_us_per_request=2.5)],
+               "outputs": {"png": "/x/y-kv.png"}}
+        md = kv.markdown(doc)
+        self.assertIn("kv-load, 50 connections over 1 process(es)", md)
+        self.assertIn("| 1.00x | - | - | 2.50 |", md)
 
     def test_ratio_and_table(self):
         pts = [point("tern-afxdp", 1, "get", 30000, 300000),

@@ -1,8 +1,9 @@
 """tern bench kv: the key-value servers against redis-server, measured by
-redis-benchmark over veth test hosts.
+redis-benchmark (or kv-load) over veth test hosts.
 
     tools/tern bench kv [--quick] [--requests N] [--repeat N] [--stacks LIST]
                         [--clients N] [--client-cpus LIST]
+                        [--client redis-benchmark|kv-load]
 
 Stacks: tern-afxdp and tern-afpacket (tern-kv on that driver, --poll block
 and, as tern-afxdp-busy, --poll busy), kern (kern-kv) and redis (Debian's
@@ -24,7 +25,13 @@ than of the server).
 
 Writes <out>/<stem>-kv.json, .md and .png (default out build/bench,
 stem <date>-<host>). Exit 0 when every point ran, 1 when one failed, 2 on
-bad flags."""
+bad flags.
+
+--client kv-load uses build/bin/kv-load (apps/kv-load) instead: the same
+connections, depth, requests, tests and CPU pinning, but one epoll thread
+that spends a fraction of redis-benchmark's CPU per request, so that one
+client CPU can outrun one server core (default: one process per client
+CPU). The table and plot name the client."""
 import argparse
 import datetime
 import json
@@ -43,6 +50,7 @@ STACKS = ["tern-afxdp", "tern-afxdp-busy", "tern-afpacket", "kern", "redis"]
 DEPTHS = [1, 16]
 TESTS = ["set", "get"]
 CONNS = 50
+CLIENTS = ["redis-benchmark", "kv-load"]
 
 
 def parser():
@@ -67,10 +75,13 @@ def parser():
     p.add_argument("--quiet-wait", type=float, metavar="S", default=60.0,
                    help="longest wait for --quiet-below, seconds (default 60)")
     p.add_argument("--clients", type=int, metavar="N",
-                   help="redis-benchmark processes per run (default: one per client CPU, "
-                        "at least 2)")
+                   help="client processes per run (default: one per client CPU, "
+                        "at least 2 for redis-benchmark)")
     p.add_argument("--client-cpus", metavar="LIST",
                    help="CPUs for the clients, e.g. 0,2-3 (default: all but the server's)")
+    p.add_argument("--client", choices=CLIENTS, default="redis-benchmark",
+                   help="load client (default redis-benchmark; kv-load is "
+                        "build/bin/kv-load, lighter per request)")
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
@@ -167,18 +178,45 @@ def children_cpu():
     return ru.ru_utime + ru.ru_stime
 
 
-def bench_once(server, test, depth, n, client_cpus, nclients):
-    """One run of nclients redis-benchmark processes at once, each with its
-    share of the connections and requests: (requests/s summed over the
-    slowest process's time, server CPU-seconds, the clients' CPU-seconds,
-    wall seconds)."""
+def client_argv(client, bin_dir, cpu, host, conns, depth, reqs, test):
+    """The command line of one pinned client process."""
+    if client == "kv-load":
+        ep = "[%s]:%d" % (host, PORT) if ":" in host else "%s:%d" % (host, PORT)
+        tail = [os.path.join(bin_dir, "kv-load"), "-c", str(conns), "-P", str(depth),
+                "-n", str(reqs), "-t", test, ep]
+    else:
+        tail = ["redis-benchmark", "-h", host, "-p", str(PORT), "-c", str(conns),
+                "-P", str(depth), "-n", str(reqs), "-t", test, "--csv"]
+    return ["taskset", "-c", str(cpu)] + tail
+
+
+def client_rps(client, test, out):
+    """The requests/s one client process printed, or None."""
+    rps = None
+    for line in out.splitlines():
+        if client == "kv-load":
+            if line.startswith("{"):
+                j = json.loads(line)
+                rps = j["rps"] if j.get("test") == test and not j.get("errors") else None
+            continue
+        f = [x.strip('"') for x in line.split(",")]
+        if len(f) > 1 and f[0].upper() == test.upper():
+            rps = float(f[1])
+    return rps
+
+
+def bench_once(server, test, depth, n, client_cpus, nclients, client="redis-benchmark",
+               bin_dir=""):
+    """One run of nclients client processes at once, each with its share of
+    the connections and requests: (requests/s summed over the slowest
+    process's time, server CPU-seconds, the clients' CPU-seconds, wall
+    seconds)."""
     e = server.hosts.env
     procs = []
     c0, k0, t0 = server.cpu(), children_cpu(), time.time()
     for i, (conns, reqs) in enumerate(zip(shares(CONNS, nclients), shares(n, nclients))):
-        argv = ["taskset", "-c", str(client_cpus[i % len(client_cpus)]), "redis-benchmark",
-                "-h", e["IP_T"], "-p", str(PORT), "-c", str(conns), "-P", str(depth),
-                "-n", str(reqs), "-t", test, "--csv"]
+        argv = client_argv(client, bin_dir, client_cpus[i % len(client_cpus)], e["IP_T"],
+                           conns, depth, reqs, test)
         procs.append((reqs, subprocess.Popen(server.hosts.in_ns("k", argv),
                                              stdout=subprocess.PIPE,
                                              stderr=subprocess.PIPE, text=True)))
@@ -192,20 +230,16 @@ def bench_once(server, test, depth, n, client_cpus, nclients):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    cpu, client, wall = server.cpu() - c0, children_cpu() - k0, time.time() - t0
+    cpu, client_s, wall = server.cpu() - c0, children_cpu() - k0, time.time() - t0
     slowest = 0.0
     for reqs, rc, out, err in outs:
         if rc != 0:
-            raise RuntimeError("redis-benchmark: %s" % (err or out).strip()[-200:])
-        rps = None
-        for line in out.splitlines():
-            f = [x.strip('"') for x in line.split(",")]
-            if len(f) > 1 and f[0].upper() == test.upper():
-                rps = float(f[1])
+            raise RuntimeError("%s: %s" % (client, (err or out).strip()[-200:]))
+        rps = client_rps(client, test, out)
         if not rps:
-            raise RuntimeError("redis-benchmark printed no %s line: %r" % (test, out[-200:]))
+            raise RuntimeError("%s printed no %s figure: %r" % (client, test, out[-200:]))
         slowest = max(slowest, reqs / rps)
-    return n / slowest, cpu, client, wall
+    return n / slowest, cpu, client_s, wall
 
 
 def run_round(a, stack, hosts, pts):
@@ -221,10 +255,11 @@ def run_round(a, stack, hosts, pts):
                 n = pt["requests"]
                 try:
                     bench_once(server, test, depth, max(n // 5, 1000), a.client_cpus,
-                               a.clients_n)
+                               a.clients_n, a.client, a.bin_dir)
                     load = loadavg()
                     rps, cpu, client, wall = bench_once(server, test, depth, n,
-                                                        a.client_cpus, a.clients_n)
+                                                        a.client_cpus, a.clients_n,
+                                                        a.client, a.bin_dir)
                     pt["runs"].append({"rps": rps, "server_cpu_s": cpu, "client_cpu_s": client,
                                        "wall_s": wall, "loadavg": load})
                     note(a, "%-16s -P %-2d %s: %.0f requests/s, server CPU %.2f s, client "
@@ -248,7 +283,9 @@ def summarize(pt):
     per_cpu = [n / r["server_cpu_s"] for r in pt["runs"] if r["server_cpu_s"] > 0]
     pt["requests_per_cpu_s"] = statistics.median(per_cpu) if per_cpu else None
     pt["loadavg"] = pt["runs"][0]["loadavg"]
-    # How busy redis-benchmark kept its CPU (1.0: the client was the limit).
+    pt["client_cpu_us_per_request"] = statistics.median(1e6 * r["client_cpu_s"] / n
+                                                        for r in pt["runs"])
+    # How busy the client kept its CPU (1.0: the client was the limit).
     pt["client_cpu_share"] = statistics.median(r["client_cpu_s"] / r["wall_s"]
                                                for r in pt["runs"] if r["wall_s"] > 0)
 
@@ -267,28 +304,31 @@ def markdown(doc):
     pts = doc["points"]
     c = doc["conditions"]
     out = ["# tern bench kv: %s" % doc["generated_at"], "",
-           "redis-benchmark, %d connections over %s process(es), 3-byte values, one key; "
+           "%s, %d connections over %s process(es), 3-byte values, one key; "
            "server pinned to CPU %s, clients to CPU(s) %s; median of %d rounds (each: every "
            "stack in turn, a warm-up and one run). Load average at start %s, at end %s. "
            "Commit %s." % (
-               CONNS, c.get("clients", 1), c["server_cpu"], c["client_cpu"], c["repeat"],
+               c.get("client", "redis-benchmark"), CONNS, c.get("clients", 1), c["server_cpu"], c["client_cpu"], c["repeat"],
                c["loadavg_start"], c["loadavg_end"], doc["git"]), "",
            "| stack | depth | test | requests/s | requests per server CPU-second "
-           "| server CPU us per request | vs redis | client CPU busy | load at start |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "| server CPU us per request | vs redis | client CPU busy | load at start "
+           "| client CPU us per request |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for p in pts:
         if p["status"] != "ok":
             out.append("| %s | %d | %s | failed: %s | | |" % (p["stack"], p["depth"],
                                                             p["test"].upper(), p["reason"]))
             continue
         r = ratio(pts, p["stack"], "redis", p["depth"], p["test"])
-        out.append("| %s | %d | %s | %.0f | %s | %s | %s | %s | %s |" % (
+        out.append("| %s | %d | %s | %.0f | %s | %s | %s | %s | %s | %s |" % (
             p["stack"], p["depth"], p["test"].upper(), p["rps"],
             "%.0f" % p["requests_per_cpu_s"] if p.get("requests_per_cpu_s") else "-",
             "%.2f" % (1e6 / p["requests_per_cpu_s"]) if p.get("requests_per_cpu_s") else "-",
             "%.2fx" % r if r else "-",
             "%.0f%%" % (100 * p["client_cpu_share"]) if p.get("client_cpu_share") else "-",
-            "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-"))
+            "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-",
+            "%.2f" % p["client_cpu_us_per_request"] if p.get("client_cpu_us_per_request")
+            else "-"))
     out += ["", "Plot: %s" % os.path.basename(doc["outputs"]["png"]), ""]
     return "\n".join(out)
 
@@ -318,8 +358,8 @@ def plot(doc, png):
     axes[1].set_yscale("log")
     axes[0].legend(fontsize=8)
     c = doc.get("conditions", {})
-    fig.suptitle("redis-benchmark -c %d (%s processes on CPU(s) %s) over veth; server on "
-                 "CPU %s; load average %s" % (CONNS, c.get("clients", 1), c.get("client_cpu"),
+    fig.suptitle("%s -c %d (%s processes on CPU(s) %s) over veth; server on "
+                 "CPU %s; load average %s" % (c.get("client", "redis-benchmark"), CONNS, c.get("clients", 1), c.get("client_cpu"),
                                               c.get("server_cpu"),
                                               c.get("loadavg_start", ["?"])[0]))
     fig.tight_layout()
@@ -352,7 +392,8 @@ def main(argv):
                          else [c for c in cpus if c != a.server_cpu] or [a.server_cpu])
     except ValueError:
         a.client_cpus = None
-    a.clients_n = a.clients if a.clients is not None else max(2, len(a.client_cpus or []))
+    a.clients_n = a.clients if a.clients is not None else max(
+        2 if a.client == "redis-benchmark" else 1, len(a.client_cpus or []))
     why = ("unknown stacks %s" % bad if bad else
            "--requests >= 1000, --repeat 1..50" if a.requests_n < 1000
            or not 1 <= a.repeat_n <= 50 else
@@ -367,8 +408,12 @@ def main(argv):
     if os.geteuid() != 0:
         sys.stderr.write("tern bench kv: needs root (network namespaces)\n")
         return 1
-    for tool in ("redis-benchmark", "redis-cli") + (("redis-server",) if "redis" in stacks
-                                                     else ()):
+    if a.client == "kv-load" and not os.access(os.path.join(a.bin_dir, "kv-load"), os.X_OK):
+        sys.stderr.write("tern bench kv: %s/kv-load not found (cmake --build BUILD -t "
+                         "kv-load)\n" % a.bin_dir)
+        return 1
+    tools = ("redis-cli",) + (("redis-benchmark",) if a.client == "redis-benchmark" else ())
+    for tool in tools + (("redis-server",) if "redis" in stacks else ()):
         if subprocess.run(["sh", "-c", "command -v " + tool], capture_output=True).returncode:
             sys.stderr.write("tern bench kv: %s not found (scripts/deps.sh installs it)\n"
                              % tool)
@@ -382,7 +427,7 @@ def main(argv):
            "command_line": ["tools/tern", "bench", "kv"] + list(argv),
            "git": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                  capture_output=True, text=True).stdout.strip(),
-           "conditions": {"server_cpu": a.server_cpu,
+           "conditions": {"server_cpu": a.server_cpu, "client": a.client,
                           "client_cpu": ",".join(map(str, a.client_cpus)),
                           "clients": a.clients_n, "cpus_online": online,
                           "repeat": a.repeat_n, "conns": CONNS, "value_bytes": 3,
