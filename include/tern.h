@@ -365,7 +365,14 @@ typedef struct tern_callbacks {
     void (*peer_closed)(tern_stack *st, tern_conn *c, void *user);
     /* The connection is gone; `c` is invalid after this returns. */
     void (*closed)(tern_stack *st, tern_conn *c, void *user, int reason);
-    /* A UDP datagram arrived on a bound port; same buffer rules as recv. */
+    /* A UDP datagram arrived on a bound port; same buffer rules as recv.
+     * `data`/`len` are its payload in `buf`. A datagram larger than one
+     * buffer (reassembled from IPv4 fragments, up to 64 KiB) arrives as a
+     * chain: `data`/`len` are its first part, and the rest follows in
+     * buf->frag, buf->frag->frag, ... (each segment's bytes at its own
+     * data/len). buf->frag is NULL for every datagram that fits in one
+     * buffer. tern_udp_len() gives the whole payload's length and
+     * tern_udp_copy() copies it out contiguous. */
     void (*udp_recv)(tern_stack *st, tern_udp *sock, void *user,
                      const tern_udp_meta *meta, tern_buf *buf,
                      const uint8_t *data, size_t len);
@@ -500,7 +507,9 @@ typedef struct tern_config {
      * the oldest is evicted when a new one needs a slot), how long an
      * incomplete one is kept (default 30 s), and whether to reassemble at
      * all (when off, every fragment is dropped, counted in
-     * ip_drop_fragment). A reassembled datagram must fit in one buffer. */
+     * ip_drop_fragment). A reassembled UDP or ICMP datagram over one
+     * buffer is a chain of buffers (see cb.udp_recv); TCP, which never
+     * fragments, must fit in one (else ip_drop_frag_too_big). */
     uint32_t reasm_slots;
     uint32_t reasm_timeout_ms;
     bool no_reassembly;
@@ -695,6 +704,13 @@ int tern_neigh_del(tern_stack *st, uint32_t ip);
  * taken or the table is full (*err says which). */
 tern_udp *tern_udp_bind(tern_stack *st, uint16_t port, void *user, int *err);
 void tern_udp_unbind(tern_stack *st, tern_udp *sock);
+
+/* Inside cb.udp_recv: the length of the whole payload (len plus the
+ * buffers chained on buf->frag), and a copy of up to cap bytes of it into
+ * out (returns the bytes copied). */
+size_t tern_udp_len(const tern_buf *buf, size_t len);
+size_t tern_udp_copy(const tern_buf *buf, const uint8_t *data, size_t len,
+                     void *out, size_t cap);
 
 /* Send `len` bytes copied from `data` to dst (IPv4 now; an IPv6 dst gives
  * -TERN_EAFNOSUPPORT, -TERN_EINVAL for a NULL dst or an unknown family).

@@ -150,9 +150,10 @@ void chain_copy(tern_buf *c, uint32_t off, uint8_t *p, uint32_t len,
 }
 
 /* Copy the held fragments into one buffer with the first fragment's
- * header, now describing the whole datagram; an ICMP one too large for a
- * buffer (an echo request of a few KB, answered in fragments) goes into a
- * chain of them. */
+ * header, now describing the whole datagram; an ICMP or UDP one too large
+ * for a buffer (an echo request of a few KB, answered in fragments; a
+ * large datagram, handed to cb.udp_recv as a chain) goes into a chain of
+ * them. TCP never sends fragments (DF): one over a buffer is dropped. */
 static tern_buf *reasm_join(tern_stack *st, struct reasm *r)
 {
     tern_buf *first = r->frags;
@@ -168,7 +169,7 @@ static tern_buf *reasm_join(tern_stack *st, struct reasm *r)
         *link = b;
         link = &b->frag;
         uint32_t room = b->size - (uint32_t)(b->data - b->head);
-        if (room < hlen + 8 || (left > room && first->data[9] != IP_PROTO_ICMP)) {
+        if (room < hlen + 8 || (left > room && first->data[9] == IP_PROTO_TCP)) {
             CTR(st, ip_drop_frag_too_big);
             tern_buf_release(st, out);
             return NULL;

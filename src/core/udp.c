@@ -46,7 +46,8 @@ void tern_udp_unbind(tern_stack *st, tern_udp *sock)
     sock->user = NULL;
 }
 
-static bool udp_csum_ok(tern_stack *st, const tern_buf *b, const ip4_rx *ip)
+static bool udp_csum_ok(tern_stack *st, const tern_buf *b, const ip4_rx *ip,
+                        uint32_t ulen)
 {
     const uint8_t *u = b->data;
     if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
@@ -54,8 +55,10 @@ static bool udp_csum_ok(tern_stack *st, const tern_buf *b, const ip4_rx *ip)
     if (rd16(u + 6) == 0 || (b->flags & TERN_BUF_RX_L4_CSUM_OK) ||
         st->cfg.fuzz_skip_csum)
         return true;           /* 0 = sender sent no checksum (IPv4) */
-    uint32_t sum = ip4_pseudo_sum(ip->src, ip->dst, IP_PROTO_UDP, b->len);
-    return tern_csum_fold(tern_csum_partial(u, b->len, sum)) == 0xffff;
+    uint32_t sum = ip4_pseudo_sum(ip->src, ip->dst, IP_PROTO_UDP, ulen);
+    if (b->frag)               /* over one buffer: reassembled in a chain */
+        return tern_csum_fold(csum_chain(b, u, ulen, sum)) == 0xffff;
+    return tern_csum_fold(tern_csum_partial(u, ulen, sum)) == 0xffff;
 }
 
 void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
@@ -67,12 +70,12 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
         goto drop;
     }
     uint32_t ulen = rd16(u + 4);
-    if (ulen < UDP_HDR_LEN || ulen > b->len) {
+    if (ulen < UDP_HDR_LEN || ulen > (b->frag ? buf_chain_len(b) : b->len)) {
         CTR(st, udp_drop_len);
         goto drop;
     }
-    b->len = ulen;
-    if (!udp_csum_ok(st, b, ip)) {
+    buf_trim(b, ulen);
+    if (!udp_csum_ok(st, b, ip, ulen)) {
         CTR(st, udp_drop_csum);
         goto drop;
     }
@@ -90,9 +93,32 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
     }
     if (st->cfg.cb.udp_recv)
         st->cfg.cb.udp_recv(st, s, s->user, &meta, b, u + UDP_HDR_LEN,
-                            ulen - UDP_HDR_LEN);
+                            b->len - UDP_HDR_LEN);
 drop:
     tern_buf_release(st, b);
+}
+
+size_t tern_udp_len(const tern_buf *buf, size_t len)
+{
+    for (const tern_buf *b = buf->frag; b; b = b->frag)
+        len += b->len;
+    return len;
+}
+
+size_t tern_udp_copy(const tern_buf *buf, const uint8_t *data, size_t len,
+                     void *out, size_t cap)
+{
+    uint8_t *o = out;
+    size_t done = 0;
+    for (const tern_buf *b = buf; b && done < cap; b = b->frag) {
+        const uint8_t *p = b == buf ? data : b->data;
+        size_t n = b == buf ? len : b->len;
+        if (n > cap - done)
+            n = cap - done;
+        tern_memcpy(o + done, p, n);
+        done += n;
+    }
+    return done;
 }
 
 int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,

@@ -17,14 +17,22 @@ static uint8_t got[2048];
 static size_t got_len;
 static unsigned got_count;
 
+static uint8_t got_whole[8192];
+static size_t got_whole_len, got_segs;
+
 static void on_udp(tern_stack *st, tern_udp *s, void *user,
                    const tern_udp_meta *meta, tern_buf *buf,
                    const uint8_t *data, size_t len)
 {
-    (void)st; (void)s; (void)user; (void)meta; (void)buf;
-    memcpy(got, data, len);
+    (void)st; (void)s; (void)user; (void)meta;
+    memcpy(got, data, len < sizeof got ? len : sizeof got);
     got_len = len;
     got_count++;
+    got_whole_len = tern_udp_copy(buf, data, len, got_whole, sizeof got_whole);
+    got_segs = 0;
+    for (const tern_buf *b = buf; b; b = b->frag)
+        got_segs++;
+    assert_int_equal(tern_udp_len(buf, len), got_whole_len);
 }
 
 static void cfg_udp(tern_config *c) { c->cb.udp_recv = on_udp; c->reasm_slots = 4; }
@@ -138,10 +146,63 @@ static void test_bounds_and_timeout(void **state)
     th_poll(t);
     assert_int_equal(C(t)->ip_frag_timeout, 4);
     assert_int_equal(t->bufs_out, 0);
-    /* a complete datagram larger than one buffer is refused, counted */
-    th_input(t, f, th_frag(f, pl, 0, 1400, 1, 500, 17));
-    th_input(t, f, th_frag(f, pl, 1400, 600, 0, 500, 17));
+    /* a complete TCP datagram larger than one buffer is refused, counted
+     * (TCP never fragments; UDP and ICMP ones become chains) */
+    th_input(t, f, th_frag(f, pl, 0, 1400, 1, 500, 6));
+    th_input(t, f, th_frag(f, pl, 1400, 600, 0, 500, 6));
     assert_int_equal(C(t)->ip_drop_frag_too_big, 1);
+    assert_int_equal(t->bufs_out, 0);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* A 4,000-byte UDP datagram in three fragments, out of order: more than
+ * one buffer holds, so cb.udp_recv gets a chain (data/len its first part,
+ * buf->frag the rest), whole and in order; a bad checksum over the chain
+ * is caught; a UDP length below the chain's trims it; every buffer comes
+ * back. */
+static void test_udp_over_one_buffer(void **state)
+{
+    (void)state;
+    static uint8_t data[4000], whole[8192], pl[8192], f[1600];
+    make_data(data, sizeof data);
+    size_t n = th_udp_frame(whole, TH_PEER_IP, TH_IP, 4000, 7, data,
+                            sizeof data);
+    size_t pn = n - 34;                         /* 4008: UDP header + data */
+    memcpy(pl, whole + 34, pn);
+    th *t = setup();
+    th_input(t, f, th_frag(f, pl, 2960, (uint32_t)pn - 2960, 0, 9, 17));
+    th_input(t, f, th_frag(f, pl, 0, 1480, 1, 9, 17));
+    assert_int_equal(got_count, 0);
+    th_input(t, f, th_frag(f, pl, 1480, 1480, 1, 9, 17));
+    assert_int_equal(got_count, 1);
+    assert_int_equal(C(t)->ip_reasm_ok, 1);
+    assert_int_equal(C(t)->udp_drop_csum, 0);
+    assert_true(got_segs >= 2);
+    assert_true(got_len < sizeof data);         /* the first part only */
+    assert_int_equal(got_whole_len, sizeof data);
+    assert_memory_equal(got_whole, data, sizeof data);
+    assert_int_equal(t->bufs_out, 0);
+
+    /* one byte changed: the sum over the chain catches it */
+    pl[3000] ^= 1;
+    th_input(t, f, th_frag(f, pl, 0, 1480, 1, 10, 17));
+    th_input(t, f, th_frag(f, pl, 1480, 1480, 1, 10, 17));
+    th_input(t, f, th_frag(f, pl, 2960, (uint32_t)pn - 2960, 0, 10, 17));
+    assert_int_equal(got_count, 1);
+    assert_int_equal(C(t)->udp_drop_csum, 1);
+    pl[3000] ^= 1;
+
+    /* UDP length 3,508 in a 4,008-byte IP payload: the chain is cut to it
+     * (checksum 0: none sent, so the cut is what is checked) */
+    pl[4] = (uint8_t)(3508 >> 8);
+    pl[5] = (uint8_t)(3508 & 0xff);
+    pl[6] = pl[7] = 0;
+    th_input(t, f, th_frag(f, pl, 0, 1480, 1, 11, 17));
+    th_input(t, f, th_frag(f, pl, 1480, 1480, 1, 11, 17));
+    th_input(t, f, th_frag(f, pl, 2960, (uint32_t)pn - 2960, 0, 11, 17));
+    assert_int_equal(got_count, 2);
+    assert_int_equal(got_whole_len, 3500);
+    assert_memory_equal(got_whole, data, 3500);
     assert_int_equal(t->bufs_out, 0);
     assert_int_equal(th_free(t), 0);
 }
@@ -319,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_in_and_out_of_order),
         cmocka_unit_test(test_attacks),
         cmocka_unit_test(test_bounds_and_timeout),
+        cmocka_unit_test(test_udp_over_one_buffer),
         cmocka_unit_test(test_disabled),
         cmocka_unit_test(test_fragmented_ping),
         cmocka_unit_test(test_fragmented_reply),
