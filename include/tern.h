@@ -732,8 +732,9 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,
 /* ------------------------------------------------------------------------ */
 
 /* Send an ICMP echo request (ping); over the MTU it leaves in fragments,
- * as tern_udp_send. Replies are counted in counters.icmp_echo_reply_in.
- * Returns 0 or -tern_err (dst as for tern_udp_send). */
+ * as tern_udp_send. Replies are counted in counters.icmp_echo_reply_in
+ * (icmp6_echo_reply_in for an IPv6 dst, which needs IPv6 configured, else
+ * -TERN_EAFNOSUPPORT). Returns 0 or -tern_err (dst as for tern_udp_send). */
 int tern_icmp_echo(tern_stack *st, const tern_addr *dst, uint16_t id,
                    uint16_t seq, const void *data, size_t len);
 

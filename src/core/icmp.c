@@ -1,7 +1,7 @@
 /* icmp.c - ICMP echo (both ways), errors in (handed to TCP) and
  * rate-limited destination-unreachable out (RFC 792, RFC 1122 3.2.2). */
 #include "addr.h"
-#include "stack.h"
+#include "ip6.h"
 
 #define ICMP_ECHO_REPLY 0
 #define ICMP_UNREACH 3
@@ -146,6 +146,8 @@ void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
 int tern_icmp_echo(tern_stack *st, const tern_addr *dst, uint16_t id,
                    uint16_t seq, const void *data, size_t len)
 {
+    if (dst && dst->family == TERN_AF_INET6)
+        return icmp6_echo(st, dst->u.v6, id, seq, data, len);
     uint32_t dst_ip;
     int e = addr_dst_v4(dst, &dst_ip);
     if (e)

@@ -169,3 +169,29 @@ void icmp6_send_error(tern_stack *st, const ip6_rx *ip, uint8_t type, uint8_t co
     if (icmp6_send(st, b, src, dst, IP6_HOP_LIMIT) == 0)
         CTR(st, icmp6_error_out);
 }
+
+int icmp6_echo(tern_stack *st, const uint8_t dst[16], uint16_t id, uint16_t seq,
+               const void *data, size_t len)
+{
+    if (!st->ip6)
+        return -TERN_EAFNOSUPPORT;
+    if (len + ICMP6_HDR_LEN > 0xffff)
+        return -TERN_EMSGSIZE;
+    tern_buf *b = tern_buf_alloc(st);
+    if (!b) {
+        CTR(st, tx_drop_nobuf);
+        return -TERN_ENOBUFS;
+    }
+    if (ICMP6_HDR_LEN + len > b->size - (uint32_t)(b->data - b->head)) {
+        tern_buf_release(st, b);
+        return -TERN_EMSGSIZE;    /* over the MTU is fine: one buffer is not */
+    }
+    uint8_t *m = b->data;
+    m[0] = ICMP6_ECHO;
+    m[1] = 0;
+    wr16(m + 4, id);
+    wr16(m + 6, seq);
+    tern_memcpy(m + ICMP6_HDR_LEN, data, len);
+    b->len = (uint32_t)(ICMP6_HDR_LEN + len);
+    return icmp6_send(st, b, NULL, dst, IP6_HOP_LIMIT);
+}

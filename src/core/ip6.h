@@ -237,6 +237,10 @@ int ip6_frag_out(tern_stack *st, tern_buf *b, uint32_t mtu);
 
 /* icmp6.c */
 void icmp6_input(tern_stack *st, tern_buf *b, const ip6_rx *ip);
+/* tern_icmp_echo to an IPv6 destination: -TERN_EAFNOSUPPORT when the
+ * stack has no IPv6, else as there. */
+int icmp6_echo(tern_stack *st, const uint8_t dst[16], uint16_t id, uint16_t seq,
+               const void *data, size_t len);
 /* Checksum the ICMPv6 message at b->data and send it from src (NULL:
  * picked) to dst with hop limit hl (255 for ND). 0 or -tern_err. */
 int icmp6_send(tern_stack *st, tern_buf *b, const uint8_t *src,

@@ -252,6 +252,34 @@ static void test_errors_rate_limited(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+/* tern_icmp_echo to an IPv6 address: resolved, sent, the reply counted;
+ * without IPv6 configured: address family not supported. */
+static void test_echo_out(void **state)
+{
+    (void)state;
+    th *t = ready();
+    tern_addr a = tern_addr_v6(TH6_PEER);
+    assert_int_equal(tern_icmp_echo(t->st, &a, 5, 6, "hello", 5), 0);
+    tern_flush(t->st);
+    assert_int_equal(t->nout, 1);
+    const uint8_t *o = t->out[0];
+    assert_memory_equal(o, TH_PEER_MAC, 6);
+    assert_memory_equal(o + 22, TH6_IP, 16);
+    assert_memory_equal(o + 38, TH6_PEER, 16);
+    assert_int_equal(o[54], 128);
+    assert_int_equal(th_rd16(o + 58), 5);
+    assert_int_equal(th_rd16(o + 60), 6);
+    assert_memory_equal(o + 62, "hello", 5);
+    assert_true(th6_csum_ok(o, t->out_len[0]));
+    uint8_t f[256], m[13] = {129, 0, 0, 0, 0, 5, 0, 6, 'h', 'e', 'l', 'l', 'o'};
+    th_input(t, f, th6_icmp(f, TH6_PEER, TH6_IP, 64, m, sizeof m));
+    assert_int_equal(C(t)->icmp6_echo_reply_in, 1);
+    assert_int_equal(th_free(t), 0);
+    t = th_new(NULL);
+    assert_int_equal(tern_icmp_echo(t->st, &a, 5, 6, "x", 1), -TERN_EAFNOSUPPORT);
+    assert_int_equal(th_free(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +290,7 @@ int main(void)
         cmocka_unit_test(test_ext_errors),
         cmocka_unit_test(test_option_actions),
         cmocka_unit_test(test_errors_rate_limited),
+        cmocka_unit_test(test_echo_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
