@@ -98,6 +98,24 @@ static inline void rt_app_ip6(const common_opts *co, const rt_ep *ep,
         app_ip6_config(co, cfg);
 }
 
+/* A client's connects to an IPv6 peer fail with TERN_EINVAL while its own
+ * addresses are still in Duplicate Address Detection (about a second
+ * after the start, with --ip6): it tries again on later loop turns, for
+ * at most RT_APP_DAD_WAIT_NS. True when err is that case and the wait
+ * goes on (*since: when it began, 0 before). */
+#define RT_APP_DAD_WAIT_NS 5000000000ull
+static inline bool rt_app_dad_wait(const tern_addr *dst, int err,
+                                   uint64_t now, uint64_t *since)
+{
+    if (dst->family != TERN_AF_INET6 || err != TERN_EINVAL)
+        return false;
+    if (*since <= 1) {              /* 1: begun before the loop's clock ran */
+        *since = now ? now : 1;
+        return true;
+    }
+    return now - *since < RT_APP_DAD_WAIT_NS;
+}
+
 /* What a tern server prints when it starts: the addresses it serves on. */
 static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
                                  const char *what, unsigned port)

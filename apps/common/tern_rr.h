@@ -36,6 +36,9 @@ typedef struct trr_core {
     bool failed;
     rt_ep *arp_watch;           /* a real link's client until it connects:
                                    checked for an unanswered ARP */
+    rt_ep *dad_ep;              /* connects put off while our IPv6
+                                   addresses pass DAD (rt_app_dad_wait) */
+    uint64_t dad_since;
 } trr_core;
 
 typedef struct trr {
@@ -126,22 +129,58 @@ static inline int trr_open(tern_stack *st, trr_core *sc, unsigned k)
     return cc->c ? 0 : -(err ? err : TERN_ENOMEM);
 }
 
+/* Open this core's share of connections; 0, or the first -tern_err (the
+ * earlier ones stay open). */
+static inline int trr_open_share(rt_ep *ep, trr_core *sc)
+{
+    unsigned n = g_trr.tfo && sc->n ? 1 : sc->n;
+    for (unsigned k = 0; k < n; k++) {
+        if (sc->conns[k].c)
+            continue;
+        int rc = trr_open(ep->st, sc, k);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Connect this core's share (client endpoint). */
 static inline int trr_start(rt_ep *ep)
 {
     trr_core *sc = &g_trr.cores[ep->core->idx];
     sc->core = ep->core;
     sc->arp_watch = ep->dev ? ep : NULL;
-    unsigned n = g_trr.tfo && sc->n ? 1 : sc->n;
-    for (unsigned k = 0; k < n; k++) {
-        int rc = trr_open(ep->st, sc, k);
-        if (rc) {
-            rt_app_connect_error(ep->core->errmsg, sizeof ep->core->errmsg,
-                                 ep, &g_trr.dst, g_trr.dst_port, -rc);
-            return -1;
-        }
+    int rc = trr_open_share(ep, sc);
+    if (rc && rt_app_dad_wait(&g_trr.dst, -rc, ep->core->now,
+                              &sc->dad_since)) {
+        sc->dad_ep = ep;                /* trr_iter tries again */
+        return 0;
+    }
+    if (rc) {
+        rt_app_connect_error(ep->core->errmsg, sizeof ep->core->errmsg, ep,
+                             &g_trr.dst, g_trr.dst_port, -rc);
+        return -1;
     }
     return 0;
+}
+
+/* Connects put off by DAD: again, until they go or the wait ends. */
+static __attribute__((noinline, cold, unused)) void
+trr_retry_open(trr_core *sc)
+{
+    rt_ep *ep = sc->dad_ep;
+    int rc = trr_open_share(ep, sc);
+    if (rc && rt_app_dad_wait(&g_trr.dst, -rc, sc->core->now,
+                              &sc->dad_since))
+        return;
+    sc->dad_ep = NULL;
+    if (rc) {
+        char msg[200];
+        rt_app_connect_error(msg, sizeof msg, ep, &g_trr.dst,
+                             g_trr.dst_port, -rc);
+        fprintf(stderr, "%s: %s\n", g_trr.prog, msg);
+        sc->failed = true;
+    }
 }
 
 /* With TFO the first connection is up: open the others (cold path). */
@@ -284,6 +323,8 @@ static inline void trr_iter(rt_core *core)
     trr_core *sc = &g_trr.cores[core->idx];
     if (!sc->n)
         return;
+    if (sc->dad_ep)
+        trr_retry_open(sc);
     rr_thread *t = &sc->rr;
     if (!sc->deadline && t->t_first && g_trr.duration > 0)
         sc->deadline = t->t_first + (uint64_t)(g_trr.duration * 1e9);

@@ -54,6 +54,9 @@ struct bcore {
     bulk_rx *ended;             /* finished receive streams */
     size_t nended, cap;
     bool failed;
+    rt_ep *dad_ep;              /* connects put off while our IPv6
+                                   addresses pass DAD (rt_app_dad_wait) */
+    uint64_t dad_since;
 };
 
 static common_opts co;
@@ -370,6 +373,33 @@ static void configure(rt_ep *ep, tern_config *cfg)
         cfg->max_conns = (uint32_t)need;
 }
 
+static tern_addr peer_addr(void)
+{
+    return bo.mode == MODE_CLIENT ? rt_app_addr(&bo.peer.addr)
+                                  : tern_addr_v4(RT_MEM_SERVER_IP);
+}
+
+static uint16_t peer_port(void)
+{
+    return bo.mode == MODE_CLIENT ? bo.peer.port : (uint16_t)bo.port;
+}
+
+/* Connect the streams not yet connected; 0 or the first tern_err. */
+static int open_streams(rt_ep *ep, bcore *bc)
+{
+    tern_addr dst = peer_addr();
+    for (unsigned k = 0; k < bc->ncli; k++) {
+        int err = 0;
+        if (bc->cli[k].c)
+            continue;
+        bc->cli[k].c = tern_tcp_connect(ep->st, &dst, peer_port(), 0,
+                                        &bc->cli[k], &err);
+        if (!bc->cli[k].c)
+            return err ? err : TERN_ENOMEM;
+    }
+    return 0;
+}
+
 static int start(rt_core *core)
 {
     bcore *bc = &cores[core->idx];
@@ -385,19 +415,16 @@ static int start(rt_core *core)
             }
             continue;
         }
-        tern_addr dst = bo.mode == MODE_CLIENT ? rt_app_addr(&bo.peer.addr)
-                                               : tern_addr_v4(RT_MEM_SERVER_IP);
-        uint16_t port = bo.mode == MODE_CLIENT ? bo.peer.port
-                                               : (uint16_t)bo.port;
-        for (unsigned k = 0; k < bc->ncli; k++) {
-            int err = 0;
-            bc->cli[k].c = tern_tcp_connect(ep->st, &dst, port, 0, &bc->cli[k],
-                                            &err);
-            if (!bc->cli[k].c) {
-                rt_app_connect_error(core->errmsg, sizeof core->errmsg, ep,
-                                     &dst, port, err);
-                return -1;
+        int err = open_streams(ep, bc);
+        if (err) {
+            tern_addr dst = peer_addr();
+            if (rt_app_dad_wait(&dst, err, core->now, &bc->dad_since)) {
+                bc->dad_ep = ep;                /* iter tries again */
+                continue;
             }
+            rt_app_connect_error(core->errmsg, sizeof core->errmsg, ep, &dst,
+                                 peer_port(), err);
+            return -1;
         }
     }
     return 0;
@@ -407,6 +434,21 @@ static int start(rt_core *core)
 static void iter(rt_core *core)
 {
     bcore *bc = &cores[core->idx];
+    if (bc->dad_ep) {                   /* connects put off by DAD */
+        int err = open_streams(bc->dad_ep, bc);
+        tern_addr dst = peer_addr();
+        if (!err || !rt_app_dad_wait(&dst, err, core->now, &bc->dad_since)) {
+            if (err) {
+                char msg[200];
+                rt_app_connect_error(msg, sizeof msg, bc->dad_ep, &dst,
+                                     peer_port(), err);
+                fprintf(stderr, "%s: %s\n", co.prog, msg);
+                bc->failed = true;
+                rt_core_stop(core);
+            }
+            bc->dad_ep = NULL;
+        }
+    }
     for (unsigned e = 0; e < core->nep; e++) {
         if (core->ep[e].role != RT_CLIENT)
             continue;
