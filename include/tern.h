@@ -488,6 +488,9 @@ typedef struct tern_config {
     bool no_sack;             /* do not offer/accept SACK */
     bool no_timestamps;       /* do not offer/accept RFC 7323 timestamps */
     bool no_window_scale;     /* do not offer/accept window scaling */
+    bool no_flow_label;       /* IPv6: send flow label 0 instead of a keyed
+                                 hash of each connection's addresses and
+                                 ports (RFC 6437) */
     uint8_t cc;               /* enum tern_cc */
     uint32_t keepalive_ms;    /* idle before probes, 0 = off */
 

@@ -1,7 +1,8 @@
-/* udp.c - UDP (RFC 768): a small table of bound ports, checksums always
- * generated, verified unless the NIC did it. */
+/* udp.c - UDP (RFC 768) over IPv4 and IPv6: a small table of bound
+ * ports, checksums always generated, verified unless the NIC did it (over
+ * IPv6 a zero checksum is refused, RFC 8200 8.1). */
 #include "addr.h"
-#include "stack.h"
+#include "ip6.h"
 
 #define UDP_HDR_LEN 8
 
@@ -46,22 +47,28 @@ void tern_udp_unbind(tern_stack *st, tern_udp *sock)
     sock->user = NULL;
 }
 
-static bool udp_csum_ok(tern_stack *st, const tern_buf *b, const ip4_rx *ip,
-                        uint32_t ulen)
+/* ps: the pseudo header's sum (with the UDP length). v6: no "no
+ * checksum" (zero) allowed (RFC 8200 8.1). */
+static bool udp_csum_ok(tern_stack *st, const tern_buf *b, uint32_t ps,
+                        uint32_t ulen, bool v6)
 {
     const uint8_t *u = b->data;
     if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
         return false;
-    if (rd16(u + 6) == 0 || (b->flags & TERN_BUF_RX_L4_CSUM_OK) ||
-        st->cfg.fuzz_skip_csum)
-        return true;           /* 0 = sender sent no checksum (IPv4) */
-    uint32_t sum = ip4_pseudo_sum(ip->src, ip->dst, IP_PROTO_UDP, ulen);
+    if (rd16(u + 6) == 0)
+        return !v6;            /* 0 = sender sent no checksum (IPv4 only) */
+    if ((b->flags & TERN_BUF_RX_L4_CSUM_OK) || st->cfg.fuzz_skip_csum)
+        return true;
     if (b->frag)               /* over one buffer: reassembled in a chain */
-        return tern_csum_fold(csum_chain(b, u, ulen, sum)) == 0xffff;
-    return tern_csum_fold(tern_csum_partial(u, ulen, sum)) == 0xffff;
+        return tern_csum_fold(csum_chain(b, u, ulen, ps)) == 0xffff;
+    return tern_csum_fold(tern_csum_partial(u, ulen, ps)) == 0xffff;
 }
 
-void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
+/* The header tests, the checksum and the delivery, for either family
+ * (ip4 or ip6 set: where it came from, for the checksum and the port
+ * unreachable error). */
+static void udp_in(tern_stack *st, tern_buf *b, const ip4_rx *ip4,
+                   const ip6_rx *ip6)
 {
     CTR(st, udp_in);
     const uint8_t *u = b->data;
@@ -75,12 +82,22 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
         goto drop;
     }
     buf_trim(b, ulen);
-    if (!udp_csum_ok(st, b, ip, ulen)) {
+    uint32_t ps = ip6 ? ip6_pseudo_sum(ip6->src, ip6->dst, IP_PROTO_UDP, ulen)
+                      : ip4_pseudo_sum(ip4->src, ip4->dst, IP_PROTO_UDP, ulen);
+    if (!udp_csum_ok(st, b, ps, ulen, ip6 != NULL)) {
         CTR(st, udp_drop_csum);
         goto drop;
     }
-    tern_udp_meta meta = {tern_addr_v4(ip->src), tern_addr_v4(ip->dst),
-                          rd16(u), rd16(u + 2)};
+    tern_udp_meta meta;
+    if (ip6) {
+        meta.src = tern_addr_v6(ip6->src);
+        meta.dst = tern_addr_v6(ip6->dst);
+    } else {
+        meta.src = tern_addr_v4(ip4->src);
+        meta.dst = tern_addr_v4(ip4->dst);
+    }
+    meta.src_port = rd16(u);
+    meta.dst_port = rd16(u + 2);
     if (meta.dst_port == 0) {
         CTR(st, udp_drop_port0);
         goto drop;
@@ -88,7 +105,11 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
     struct tern_udp *s = udp_find(st, meta.dst_port);
     if (!s) {
         CTR(st, udp_drop_no_port);
-        icmp_send_unreach(st, ip, ICMP_UNREACH_PORT, u, b->len);
+        if (ip6)
+            icmp6_send_error(st, ip6, ICMP6_UNREACH, ICMP6_UNREACH_PORT, 0, u,
+                             b->len);
+        else
+            icmp_send_unreach(st, ip4, ICMP_UNREACH_PORT, u, b->len);
         goto drop;
     }
     if (st->cfg.cb.udp_recv)
@@ -96,6 +117,65 @@ void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
                             b->len - UDP_HDR_LEN);
 drop:
     tern_buf_release(st, b);
+}
+
+void udp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
+{
+    udp_in(st, b, ip, NULL);
+}
+
+void udp_input6(tern_stack *st, tern_buf *b, const ip6_rx *ip)
+{
+    udp_in(st, b, NULL, ip);
+}
+
+/* Write the UDP header in front of b's payload (room tested) and its
+ * checksum over the pseudo header sum ps (or leave that to the NIC when
+ * it may: it cannot sum a datagram that leaves in fragments). */
+static void udp_header(tern_stack *st, tern_buf *b, uint16_t src_port,
+                       uint16_t dst_port, uint32_t ulen, uint32_t ps,
+                       bool nic_may)
+{
+    b->data -= UDP_HDR_LEN;
+    b->len = ulen;
+    uint8_t *u = b->data;
+    wr16(u, src_port);
+    wr16(u + 2, dst_port);
+    wr16(u + 4, (uint16_t)ulen);
+    if ((st->cfg.caps & TERN_CAP_TX_L4_CSUM) && nic_may) {
+        wr16(u + 6, tern_csum_fold(ps));
+        b->flags |= TERN_BUF_TX_L4_CSUM;
+    } else {
+        wr16(u + 6, 0);
+        uint16_t c = (uint16_t)~tern_csum_fold(tern_csum_partial(u, ulen, ps));
+        wr16(u + 6, c ? c : 0xffff);   /* 0 means "no checksum" */
+    }
+    CTR(st, udp_out);
+}
+
+/* tern_udp_send_buf to an IPv6 destination: from the source address the
+ * IPv6 layer picks for it; ip6_output fragments what passes the path MTU. */
+static int udp_send6(tern_stack *st, uint16_t src_port, const uint8_t dst[16],
+                     uint16_t dst_port, tern_buf *b)
+{
+    uint8_t src[16];
+    uint32_t ulen = b->len + UDP_HDR_LEN;
+    int e = 0;
+    if (!st->ip6)
+        e = -TERN_EAFNOSUPPORT;
+    else if (ulen > 0xffff || b->frag)
+        e = -TERN_EMSGSIZE;
+    else if (b->data - b->head < UDP_HDR_LEN + IP6_HDR_LEN + ETH_HDR_LEN ||
+             ip6_src_for(st, dst, src) != 0)
+        e = -TERN_EINVAL;
+    if (e) {
+        tern_buf_release(st, b);
+        return e;
+    }
+    udp_header(st, b, src_port, dst_port, ulen,
+               ip6_pseudo_sum(src, dst, IP_PROTO_UDP, ulen),
+               ulen + IP6_HDR_LEN <= st->cfg.mtu);
+    return ip6_output(st, b, src, dst, IP_PROTO_UDP, 0, 0);
 }
 
 size_t tern_udp_len(const tern_buf *buf, size_t len)
@@ -124,6 +204,8 @@ size_t tern_udp_copy(const tern_buf *buf, const uint8_t *data, size_t len,
 int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                       uint16_t dst_port, tern_buf *b)
 {
+    if (dst && dst->family == TERN_AF_INET6)
+        return udp_send6(st, src_port, dst->u.v6, dst_port, b);
     uint32_t dst_ip;
     int e = addr_dst_v4(dst, &dst_ip);
     if (e) {
@@ -139,35 +221,22 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,
         tern_buf_release(st, b);
         return -TERN_EINVAL;
     }
-    b->data -= UDP_HDR_LEN;
-    b->len = ulen;
-    uint8_t *u = b->data;
-    wr16(u, src_port);
-    wr16(u + 2, dst_port);
-    wr16(u + 4, (uint16_t)ulen);
-    uint32_t sum = ip4_pseudo_sum(st->cfg.ip, dst_ip, IP_PROTO_UDP, ulen);
-    /* the NIC cannot sum a datagram that leaves in fragments */
-    if ((st->cfg.caps & TERN_CAP_TX_L4_CSUM) &&
-        ulen + IP4_HDR_LEN <= st->cfg.mtu) {
-        wr16(u + 6, tern_csum_fold(sum));
-        b->flags |= TERN_BUF_TX_L4_CSUM;
-    } else {
-        wr16(u + 6, 0);
-        uint16_t c = (uint16_t)~tern_csum_fold(tern_csum_partial(u, ulen, sum));
-        wr16(u + 6, c ? c : 0xffff);   /* 0 means "no checksum" */
-    }
-    CTR(st, udp_out);
+    udp_header(st, b, src_port, dst_port, ulen,
+               ip4_pseudo_sum(st->cfg.ip, dst_ip, IP_PROTO_UDP, ulen),
+               ulen + IP4_HDR_LEN <= st->cfg.mtu);
     return ip4_output(st, b, 0, dst_ip, IP_PROTO_UDP, 0);
 }
 
 int tern_udp_send(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                   uint16_t dst_port, const void *data, size_t len)
 {
-    uint32_t dst_ip;
+    uint32_t dst_ip, ip_hdr = IP4_HDR_LEN;
     int e = addr_dst_v4(dst, &dst_ip);
-    if (e)
+    if (e == -TERN_EAFNOSUPPORT && st->ip6)
+        ip_hdr = 0;             /* IPv6: the payload length excludes it */
+    else if (e)
         return e;
-    if (len + UDP_HDR_LEN + IP4_HDR_LEN > 0xffff)
+    if (len + UDP_HDR_LEN + ip_hdr > 0xffff)
         return -TERN_EMSGSIZE;
     tern_buf *b = tern_buf_alloc(st);
     if (!b) {

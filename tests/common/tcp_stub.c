@@ -1,7 +1,7 @@
 /* Placeholder TCP layer for builds with -DTERN_NO_TCP=ON (testing the
  * lower layers alone). Every TCP
  * segment is dropped and counted. */
-#include "stack.h"
+#include "ip6.h"
 
 void tcp_mem(tern_stack *st, const tern_config *cfg, carve *c)
 {
@@ -25,6 +25,20 @@ void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
                     const uint8_t *quoted_ip, uint32_t quoted_len)
 {
     (void)st; (void)type; (void)code; (void)mtu; (void)quoted_ip;
+    (void)quoted_len;
+}
+
+void tcp_input6(tern_stack *st, tern_buf *b, const ip6_rx *ip)
+{
+    (void)ip;
+    CTR(st, tcp_drop_no_conn);
+    tern_buf_release(st, b);
+}
+
+void tcp_icmp6_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
+                     const uint8_t *quoted_ip6, uint32_t quoted_len)
+{
+    (void)st; (void)type; (void)code; (void)mtu; (void)quoted_ip6;
     (void)quoted_len;
 }
 

@@ -2,7 +2,6 @@
  * (from callbacks) are deferred to the end of the burst, so several sends
  * coalesce and the pending ACK rides on the data; outside it they go out at
  * once (queued until tern_flush / the next input or poll). */
-#include "../addr.h"
 #include "cc.h"
 
 #if defined(__GNUC__)
@@ -53,6 +52,38 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port)
     return 0;
 }
 
+/* The tests of an active open's destination and local port: 0 or the
+ * tern_err. src6: our address towards an IPv6 destination. A destination
+ * whose replies the receive path drops could only time out: refused with
+ * the same tests (ip4_src_ok; ip6_unicast_ok). */
+static int connect_check(tern_stack *st, const tern_addr *dst,
+                         uint16_t dst_port, uint16_t local_port,
+                         uint8_t src6[16])
+{
+    if (!dst || !dst_port)
+        return TERN_EINVAL;
+    if (dst->family == TERN_AF_INET6) {
+        const uint8_t *ip6 = dst->u.v6;
+        if (!st->ip6)
+            return TERN_EAFNOSUPPORT;
+        if (!ip6_unicast_ok(ip6) || ip6_is_local(st, ip6) ||
+            ip6_src_for(st, ip6, src6) != 0)
+            return TERN_EINVAL;
+        if (local_port &&
+            conn_lookup6(st, ip6, src6, (uint32_t)dst_port << 16 | local_port))
+            return TERN_EADDRINUSE;
+    } else if (dst->family == TERN_AF_INET) {
+        uint32_t ip = dst->u.v4;
+        if (!ip4_src_ok(st, ip) || (!ip4_is_local(st, ip) && !st->cfg.gateway))
+            return TERN_EINVAL;
+        if (local_port && conn_lookup(st, ip, dst_port, local_port))
+            return TERN_EADDRINUSE;
+    } else {
+        return TERN_EINVAL;
+    }
+    return TL(st)->free_head == TCP_NIL ? TERN_ENOMEM : 0;
+}
+
 /* A conn in SYN_SENT for tern_tcp_connect and tern_tcp_connect_data,
  * its SYN not sent yet; NULL with *err set. */
 static struct tern_conn *active_open(tern_stack *st, const tern_addr *dst,
@@ -60,33 +91,24 @@ static struct tern_conn *active_open(tern_stack *st, const tern_addr *dst,
                                      void *user, int *err)
 {
     struct tcp_layer *tl = TL(st);
-    uint32_t dst_ip = 0;
-    int e = -addr_dst_v4(dst, &dst_ip);
+    uint8_t src6[16] = {0};
     struct tern_conn *c = NULL;
-    /* a destination whose replies the receive path drops could only time
-     * out: refuse it with the same test */
-    if (e) {
-        /* not an IPv4 destination: e says why */
-    } else if (!ip4_src_ok(st, dst_ip) || !dst_port ||
-               (!ip4_is_local(st, dst_ip) && !st->cfg.gateway)) {
-        e = TERN_EINVAL;
-    } else if (local_port && conn_lookup(st, dst_ip, dst_port, local_port)) {
-        e = TERN_EADDRINUSE;
-    } else if (tl->free_head == TCP_NIL) {
-        e = TERN_ENOMEM;
-    } else {
+    int e = connect_check(st, dst, dst_port, local_port, src6);
+    if (!e) {
+        bool v6 = dst->family == TERN_AF_INET6;
+        uint32_t ip = v6 ? 0 : dst->u.v4;
+        const uint8_t *ip6 = v6 ? dst->u.v6 : NULL;
         uint16_t port = local_port ? local_port
-                                   : tcp_pick_port(st, dst_ip, dst_port);
-        /* a port asked for by number may end its own TIME_WAIT: our new
-         * ISN and timestamps run ahead of the old ones (RFC 6191) */
-        if (local_port)
-            twr_forget(st, dst_ip, dst_port, local_port);
+                                   : tcp_pick_port(st, ip, dst_port, ip6, src6);
         if (!port)
             e = TERN_EADDRINUSE;
-        else
-            c = conn_alloc(st, dst_ip, dst_port, port);
-        if (!c && !e)
+        else if (!(c = v6 ? conn_alloc6(st, ip6, src6, dst_port, port)
+                          : conn_alloc(st, ip, dst_port, port)))
             e = TERN_ENOMEM;
+        /* a port asked for by number may end its own TIME_WAIT: our new
+         * ISN and timestamps run ahead of the old ones (RFC 6191) */
+        else if (local_port)
+            twr_forget(st, c);
     }
     if (err)
         *err = e;
@@ -94,12 +116,16 @@ static struct tern_conn *active_open(tern_stack *st, const tern_addr *dst,
         return NULL;
     c->user = user;
     c->flags |= TF_APP;
-    c->iss = tcp_isn(st, st->cfg.ip, c->lport, dst_ip, dst_port, st->now);
+    c->iss = (c->flags & TF_V6)
+                 ? tcp_isn6(st, c->laddr6, c->lport, c->raddr6, c->rport,
+                            st->now)
+                 : tcp_isn(st, st->cfg.ip, c->lport, c->raddr, c->rport,
+                           st->now);
     c->snd_una = c->snd_nxt = c->snd_max = c->iss;
     c->sq_end = c->iss + 1;
     c->recover = c->iss;
     c->ts_off = c->iss * HASH_MUL32;
-    c->rcv_mss = tl->our_mss;
+    c->rcv_mss = conn_our_mss(tl, c);
     conn_set_state(st, c, TERN_TCP_SYN_SENT);
     CTR(st, tcp_active_opens);
     return c;
@@ -425,8 +451,9 @@ tern_conn *tern_tcp_connect_data(tern_stack *st, const tern_addr *dst,
     uint32_t dst_ip = c->raddr;
     uint8_t ck[TFO_COOKIE_MAX];
     uint16_t mss;
-    c->tfo = TFO_OPT;                   /* a cookie request ... */
-    if (len && tfo_cache_get(st, dst_ip, ck, &mss)) {
+    /* the cookie cache is keyed by IPv4 address: IPv6 opens without TFO */
+    c->tfo = (c->flags & TF_V6) ? 0 : TFO_OPT;  /* a cookie request ... */
+    if (len && c->tfo && tfo_cache_get(st, dst_ip, ck, &mss)) {
         c->tfo |= TFO_DATA;             /* ... or the cookie and data */
         /* queue buffers as large as the SYN takes (c->mss is set again
          * from the SYN-ACK) */
@@ -621,8 +648,13 @@ void tern_tcp_get_info(const tern_stack *st, const tern_conn *c,
 {
     const struct tcp_layer *tl = st->tcp;
     tern_memset(i, 0, sizeof *i);
-    i->local = tern_addr_v4(st->cfg.ip);
-    i->remote = tern_addr_v4(c->raddr);
+    if (c->flags & TF_V6) {
+        i->local = tern_addr_v6(c->laddr6);
+        i->remote = tern_addr_v6(c->raddr6);
+    } else {
+        i->local = tern_addr_v4(st->cfg.ip);
+        i->remote = tern_addr_v4(c->raddr);
+    }
     i->local_port = c->lport;
     i->remote_port = c->rport;
     i->state = c->state;

@@ -44,6 +44,7 @@ static void tcp_config(struct tcp_layer *tl, const tern_config *cfg)
                                             : DEF_TIME_WAIT_MS);
     uint32_t mtu = cfg->mtu ? cfg->mtu : DEF_MTU;
     tl->our_mss = (uint16_t)(mtu - IP4_HDR_LEN - TCP_HDR_LEN);
+    tl->our_mss6 = (uint16_t)max_u32(mtu - TCP6_HDRS, TCP6_MSS_MIN);
     tl->sack = !cfg->no_sack;
     tl->ts = !cfg->no_timestamps;
     tl->ws = !cfg->no_window_scale;
@@ -82,6 +83,7 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     uint32_t nl = cfg->max_listeners ? cfg->max_listeners : 16;
     uint32_t ntw = cfg->max_time_wait ? cfg->max_time_wait : n;
     uint32_t hsize = pow2_at_least(n * 2);
+    bool ip6 = cfg->n_ip6 || cfg->ip6_enable;
     struct tcp_layer *tl = carve_take(cv, sizeof *tl, 64);
     struct tern_conn *conns = carve_take(cv, (size_t)n * sizeof *conns, 64);
     uint32_t *hash = carve_take(cv, (size_t)hsize * sizeof *hash, 64);
@@ -91,7 +93,7 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
                               ? carve_take(cv, (size_t)n * sizeof *bbr, 64)
                               : NULL;
     if (!st || !cv->base) {
-        twr_mem(NULL, ntw, cv);
+        twr_mem(NULL, ntw, ip6, cv);
         tfo_mem(NULL, cfg, cv);
         return;
     }
@@ -121,9 +123,12 @@ void tcp_mem(tern_stack *st, const tern_config *cfg, carve *cv)
     tl->hk0 = k;
     tl->hk1 = (k * 0x9e3779b97f4a7c15ull) | 1;
     tl->port_next = (uint32_t)(k >> 32);
+    for (int i = 0; i < 4; i++)
+        tl->hk6[i] = tern_siphash(cfg->secret, (const uint8_t *)"tern-fold6-key",
+                                  11 + (size_t)i) | (i & 1);  /* odd factors */
     tl->chack_tokens = 1000;
     tw_init(tl, st->now);
-    twr_mem(tl, ntw, cv);         /* after the keys: it hashes with them */
+    twr_mem(tl, ntw, ip6, cv);    /* after the keys: it hashes with them */
     tfo_mem(tl, cfg, cv);
 }
 
@@ -160,6 +165,21 @@ struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
     tl->cc->init(c);
     if (tl->cc->attach)
         tl->cc->attach(st, c);
+    return c;
+}
+
+struct tern_conn *conn_alloc6(tern_stack *st, const uint8_t raddr6[16],
+                              const uint8_t laddr6[16], uint16_t rport,
+                              uint16_t lport)
+{
+    struct tern_conn *c = conn_alloc(st, conn_fold6(TL(st), raddr6), rport,
+                                     lport);
+    if (!c)
+        return NULL;
+    c->flags |= TF_V6;
+    tern_memcpy(c->raddr6, raddr6, 16);
+    tern_memcpy(c->laddr6, laddr6, 16);
+    c->flow6 = tcp_flow_label(st, laddr6, lport, raddr6, rport);
     return c;
 }
 

@@ -5,9 +5,10 @@
 
 /* Validate the header and fill s; returns the counter of the drop reason
  * or NULL. len: the segment's bytes (more than b->len for a chain, whose
- * first buffer must hold the whole header). */
-static uint64_t *parse(tern_stack *st, tern_buf *b, const ip4_rx *ip,
-                       uint32_t len, tcp_seg *s)
+ * first buffer must hold the whole header); ps: its pseudo header's sum;
+ * bcast: sent to a broadcast or multicast address; src: s->src. */
+static uint64_t *parse(tern_stack *st, tern_buf *b, uint32_t len, uint32_t ps,
+                       bool bcast, uint32_t src, tcp_seg *s)
 {
     const uint8_t *h = b->data;
     if (b->len < TCP_HDR_LEN)
@@ -17,12 +18,11 @@ static uint64_t *parse(tern_stack *st, tern_buf *b, const ip4_rx *ip,
         return &st->ctr.tcp_drop_hdr_len;
     if (b->flags & TERN_BUF_RX_L4_CSUM_BAD)
         return &st->ctr.tcp_drop_csum;
-    if (!csum_ok(st, b, h, len, ip4_pseudo_sum32(ip->src, ip->dst,
-                                                 IP_PROTO_TCP, len)))
+    if (!csum_ok(st, b, h, len, ps))
         return &st->ctr.tcp_drop_csum;
-    if (ip->broadcast)
+    if (bcast)
         return &st->ctr.tcp_drop_no_conn;
-    seg_fields(s, b, len, doff, ip->src);
+    seg_fields(s, b, len, doff, src);
     if (!s->sport || !s->dport)
         return &st->ctr.tcp_drop_port0;
     if ((s->flags & TCP_SYN) && (s->flags & (TCP_FIN | TCP_RST)))
@@ -44,7 +44,7 @@ static void segment_slow(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 {
     if (!c) {
         struct tcp_listener *l = listener_find(st, s->dport);
-        uint32_t tw = twr_lookup(st, s->src, s->sport, s->dport);
+        uint32_t tw = twr_lookup_seg(st, s);
         if (tw != TCP_NIL) {
             twr_input(st, tw, s, l);
         } else if (l) {
@@ -68,7 +68,7 @@ static void segment_slow(tern_stack *st, struct tern_conn *c, tcp_seg *s)
  * into each caller: once per segment, no registers saved for it. */
 static HOT_INLINE void segment(tern_stack *st, tcp_seg *s)
 {
-    struct tern_conn *c = conn_lookup(st, s->src, s->sport, s->dport);
+    struct tern_conn *c = conn_lookup_seg(st, s);
     if (c && !TL(st)->no_predict && tcp_input_fast(st, c, s))
         buf_release(st, s->buf);
     else
@@ -121,24 +121,54 @@ static void segment_chain(tern_stack *st, tcp_seg *s)
     TL(st)->in_chain = false;               /* a chain shorter than len */
 }
 
+/* A parsed segment (or a drop counted) of either family. */
+static HOT_INLINE void input_seg(tern_stack *st, tern_buf *b, tcp_seg *s,
+                                 uint64_t *drop)
+{
+    if (drop) {
+        (*drop)++;
+        tern_buf_release(st, b);
+        return;
+    }
+    if (s->flags & TCP_RST)
+        CTR(st, tcp_rst_in);
+    if (b->frag)
+        segment_chain(st, s);
+    else
+        segment(st, s);
+}
+
 void tcp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip)
 {
     tcp_seg s;
     CTR(st, tcp_in);
     TL(st)->in_input = true;
     uint32_t len = b->frag ? buf_chain_len(b) : b->len;
-    uint64_t *drop = parse(st, b, ip, len, &s);
-    if (drop) {
-        (*drop)++;
+    input_seg(st, b, &s,
+              parse(st, b, len,
+                    ip4_pseudo_sum32(ip->src, ip->dst, IP_PROTO_TCP, len),
+                    ip->broadcast, ip->src, &s));
+}
+
+/* From ip6_input (which refused sources that are not unicast and
+ * destinations that are not ours). The segment takes the paths of an
+ * IPv4 one, with s.ip6 naming its addresses. */
+void tcp_input6(tern_stack *st, tern_buf *b, const ip6_rx *ip)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!tl) {
         tern_buf_release(st, b);
         return;
     }
-    if (s.flags & TCP_RST)
-        CTR(st, tcp_rst_in);
-    if (b->frag)
-        segment_chain(st, &s);
-    else
-        segment(st, &s);
+    tcp_seg s;
+    CTR(st, tcp_in);
+    tl->in_input = true;
+    uint32_t len = b->frag ? buf_chain_len(b) : b->len;
+    uint64_t *drop = parse(st, b, len,
+                           ip6_pseudo_sum(ip->src, ip->dst, IP_PROTO_TCP, len),
+                           ip->multicast, conn_fold6(tl, ip->src), &s);
+    s.ip6 = ip;
+    input_seg(st, b, &s, drop);
 }
 
 /* The TCP half of tcp_input_frame's field tests, on the header h of a
@@ -256,27 +286,20 @@ uint64_t tcp_poll(tern_stack *st, uint64_t now)
     return t < next ? t : next;
 }
 
-void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
-                    const uint8_t *q, uint32_t qlen)
+/* What an ICMP error of either family does to conn c: the quoted
+ * sequence number seq must be data in flight (RFC 5927); mss: the largest
+ * segment (without options) the path takes, 0 when the error is no
+ * Packet Too Big; hard: an unreachable that ends an active open. */
+static void icmp_error_conn(tern_stack *st, struct tern_conn *c, uint32_t seq,
+                            uint32_t mss, bool hard)
 {
-    if (!TL(st) || qlen < IP4_HDR_LEN)
-        return;
-    uint32_t ihl = (uint32_t)(q[0] & 0xf) * 4;
-    if (ihl < IP4_HDR_LEN || qlen < ihl + 8 || q[9] != IP_PROTO_TCP)
-        return;
-    const uint8_t *t = q + ihl;
-    struct tern_conn *c = conn_lookup(st, rd32(q + 16), rd16(t + 2), rd16(t));
-    if (!c)
-        return;
-    uint32_t seq = rd32(t + 4);
     /* RFC 5927: only errors quoting data we have in flight */
     if (c->state != TERN_TCP_SYN_SENT &&
         (seq_lt(seq, c->snd_una) || seq_ge(seq, c->snd_max))) {
         CTR(st, icmp_drop_quote_seq);
         return;
     }
-    if (type == 3 && code == 4 && mtu >= 68) {
-        uint32_t mss = mtu - IP4_HDR_LEN - TCP_HDR_LEN;
+    if (mss) {
         if (c->flags & TF_TS)
             mss -= TCP_TS_LEN;
         if (mss < TCP_MSS_FLOOR)
@@ -288,8 +311,46 @@ void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
         }
         return;
     }
-    if (type == 3 && c->state == TERN_TCP_SYN_SENT && (code == 2 || code == 3)) {
+    if (hard && c->state == TERN_TCP_SYN_SENT) {
         CTR(st, tcp_attempt_fails);
         conn_close(st, c, TERN_CLOSE_REFUSED);
     }
+}
+
+void tcp_icmp_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
+                    const uint8_t *q, uint32_t qlen)
+{
+    if (!TL(st) || qlen < IP4_HDR_LEN)
+        return;
+    uint32_t ihl = (uint32_t)(q[0] & 0xf) * 4;
+    if (ihl < IP4_HDR_LEN || qlen < ihl + 8 || q[9] != IP_PROTO_TCP)
+        return;
+    const uint8_t *t = q + ihl;
+    struct tern_conn *c = conn_lookup(st, rd32(q + 16), rd16(t + 2), rd16(t));
+    if (!c || (c->flags & TF_V6))
+        return;
+    bool frag_needed = type == 3 && code == 4 && mtu >= 68;
+    icmp_error_conn(st, c, rd32(t + 4),
+                    frag_needed ? mtu - IP4_HDR_LEN - TCP_HDR_LEN : 0,
+                    type == 3 && (code == 2 || code == 3));
+}
+
+/* An ICMPv6 error quoting an IPv6 segment of ours: Packet Too Big lowers
+ * the MSS (never below what 1280 bytes carry); port or administratively
+ * unreachable ends an active open (RFC 5461). The quote starts with our
+ * fixed header (we send no extension headers); TCP follows it. */
+void tcp_icmp6_error(tern_stack *st, uint8_t type, uint8_t code, uint32_t mtu,
+                     const uint8_t *q, uint32_t qlen)
+{
+    if (!TL(st) || qlen < IP6_HDR_LEN + 8 || q[6] != IP_PROTO_TCP)
+        return;
+    const uint8_t *t = q + IP6_HDR_LEN;
+    struct tern_conn *c = conn_lookup6(st, q + 24, q + 8,
+                                       (uint32_t)rd16(t + 2) << 16 | rd16(t));
+    if (!c)
+        return;
+    uint32_t path = mtu > IP6_MIN_MTU ? mtu : IP6_MIN_MTU;
+    icmp_error_conn(st, c, rd32(t + 4),
+                    type == ICMP6_PACKET_TOO_BIG ? path - TCP6_HDRS : 0,
+                    type == ICMP6_UNREACH && (code == 1 || code == 4));
 }

@@ -380,15 +380,18 @@ static inline uint32_t ref_tsecr(seg_ref r)
  * 3.8.6.2.2, tern included) announce a slightly different window in
  * nearly every segment of a request/response exchange, and a segment that
  * is new data or a new ACK cannot be a duplicate ACK, so the update is
- * just the SND.WL1/WL2 rule.
+ * just the SND.WL1/WL2 rule. not: flags that rule prediction out (the raw
+ * IPv4 path adds TF_V6: a source in 0/8, which it has not tested yet,
+ * could match an IPv6 conn's key).
  */
-static inline bool tcp_predicted(const struct tern_conn *c, seg_ref r)
+static inline bool tcp_predicted(const struct tern_conn *c, seg_ref r,
+                                 uint32_t not)
 {
     uint32_t seq = ref_seq(r), ack = ref_ack(r);
     if (c->state != TERN_TCP_ESTABLISHED ||
         (ref_flags(r) & (TCP_SYN | TCP_FIN | TCP_RST | TCP_URG | TCP_ACK)) !=
             TCP_ACK ||
-        seq != c->rcv_nxt || (c->flags & (TF_RECOVERY | TF_OOO)) || c->nsb)
+        seq != c->rcv_nxt || (c->flags & not) || c->nsb)
         return false;
     if (c->flags & TF_TS) {
         if (ref_opts(r) != OPT_TS || seq_lt(ref_tsval(r), c->ts_recent))
@@ -469,7 +472,7 @@ static HOT_INLINE void fast_body(tern_stack *st, struct tern_conn *c,
 bool tcp_input_fast(tern_stack *st, struct tern_conn *c, tcp_seg *s)
 {
     seg_ref r = {s, NULL, s->buf, s->len, false};
-    if (!tcp_predicted(c, r))
+    if (!tcp_predicted(c, r, TF_RECOVERY | TF_OOO))
         return false;
     fast_body(st, c, r);
     return true;
@@ -493,7 +496,8 @@ bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
     const uint8_t *h = b->data;
     struct tern_conn *c = conn_lookup_ports(st, src, rd32(h));
     seg_ref r = {NULL, h, b, b->len - TCP_TS_HDR_LEN, true};
-    if (!c || TL(st)->no_predict || !tcp_predicted(c, r))
+    if (!c || TL(st)->no_predict ||
+        !tcp_predicted(c, r, TF_RECOVERY | TF_OOO | TF_V6))
         return tcp_input_parsed(st, c, b, src);
     /* An established conn's peer passed ip4_src_ok (its SYN or SYN-ACK
      * came through ip4_input, a cookie's ACK through tcp_input_parsed),

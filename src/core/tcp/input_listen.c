@@ -7,11 +7,17 @@
 void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c, const tcp_opts *o)
 {
     struct tcp_layer *tl = TL(st);
+    uint32_t ours = conn_our_mss(tl, c);
+    if (c->flags & TF_V6) {         /* a Packet Too Big seen before */
+        uint32_t path = ip6_path_mtu(st, c->raddr6) - TCP6_HDRS;
+        if (path < ours)
+            ours = path;
+    }
     uint32_t mss = (o->has & OPT_MSS) ? o->mss : TCP_MSS_DEFAULT;
     if (mss < TCP_MSS_FLOOR)
         mss = TCP_MSS_FLOOR;
-    if (mss > tl->our_mss)
-        mss = tl->our_mss;
+    if (mss > ours)
+        mss = ours;
     c->flags &= ~(uint32_t)(TF_SACK | TF_TS | TF_WS);
     if ((o->has & OPT_SACK_PERM) && tl->sack)
         c->flags |= TF_SACK;
@@ -29,7 +35,7 @@ void tcp_apply_syn_opts(tern_stack *st, struct tern_conn *c, const tcp_opts *o)
     }
     uint32_t optl = (c->flags & TF_TS) ? TCP_TS_LEN : 0;
     c->mss = (uint16_t)(mss - optl);
-    c->rcv_mss = (uint16_t)(tl->our_mss - optl);
+    c->rcv_mss = (uint16_t)(conn_our_mss(tl, c) - optl);
     tl->cc->init(c);
 }
 
@@ -57,7 +63,9 @@ static struct tern_conn *passive_conn(tern_stack *st, const tcp_seg *s,
                                       struct tcp_listener *l, uint32_t irs,
                                       uint32_t iss)
 {
-    struct tern_conn *c = conn_alloc(st, s->src, s->sport, s->dport);
+    struct tern_conn *c = s->ip6 ? conn_alloc6(st, s->ip6->src, s->ip6->dst,
+                                               s->sport, s->dport)
+                                 : conn_alloc(st, s->src, s->sport, s->dport);
     if (!c) {
         CTR(st, tcp_drop_conn_table_full);
         return NULL;
@@ -104,7 +112,8 @@ static void syn_on_listener(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
         else
             CTR(st, tcp_drop_listen_overflow);
         uint16_t pm = (s->o.has & OPT_MSS) ? s->o.mss : TCP_MSS_DEFAULT;
-        uint32_t idx = tcp_cookie_mss_idx(pm < tl->our_mss ? pm : tl->our_mss);
+        uint16_t ours = s->ip6 ? tl->our_mss6 : tl->our_mss;
+        uint32_t idx = tcp_cookie_mss_idx(pm < ours ? pm : ours);
         uint32_t iss = tcp_cookie_make(st, s, idx, st->now);
         bool ts = (s->o.has & OPT_TS) && tl->ts;
         bool sack = ts && (s->o.has & OPT_SACK_PERM) && tl->sack;
@@ -115,7 +124,7 @@ static void syn_on_listener(tern_stack *st, tcp_seg *s, struct tcp_listener *l)
         tcp_send_synack_cookie(st, s, iss, 0, ws, sack, ts, tsval);
         return;
     }
-    uint32_t iss = tcp_isn(st, st->cfg.ip, s->dport, s->src, s->sport, st->now);
+    uint32_t iss = tcp_isn_seg(st, s);
     struct tern_conn *c = passive_conn(st, s, l, s->seq, iss);
     if (!c)
         return;

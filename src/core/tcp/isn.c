@@ -20,6 +20,41 @@ uint32_t tcp_isn(tern_stack *st, uint32_t laddr, uint16_t lport,
     return (uint32_t)(now >> 12) + (uint32_t)keyed(st, in, sizeof in);
 }
 
+uint32_t tcp_isn6(tern_stack *st, const uint8_t laddr[16], uint16_t lport,
+                  const uint8_t raddr[16], uint16_t rport, uint64_t now)
+{
+    uint8_t in[36];
+    tern_memcpy(in, laddr, 16);
+    tern_memcpy(in + 16, raddr, 16);
+    wr16(in + 32, lport);
+    wr16(in + 34, rport);
+    return (uint32_t)(now >> 12) + (uint32_t)keyed(st, in, sizeof in);
+}
+
+uint32_t tcp_isn_seg(tern_stack *st, const tcp_seg *s)
+{
+    if (s->ip6)
+        return tcp_isn6(st, s->ip6->dst, s->dport, s->ip6->src, s->sport,
+                        st->now);
+    return tcp_isn(st, st->cfg.ip, s->dport, s->src, s->sport, st->now);
+}
+
+uint32_t tcp_flow_label(tern_stack *st, const uint8_t laddr[16],
+                        uint16_t lport, const uint8_t raddr[16],
+                        uint16_t rport)
+{
+    if (st->cfg.no_flow_label)
+        return 0;
+    uint8_t in[37];
+    tern_memcpy(in, laddr, 16);
+    tern_memcpy(in + 16, raddr, 16);
+    wr16(in + 32, lport);
+    wr16(in + 34, rport);
+    in[36] = 'f';           /* not the ISN's input */
+    uint32_t f = (uint32_t)keyed(st, in, sizeof in) & 0xfffffu;
+    return f ? f : 1;
+}
+
 /* ---- SYN cookies ----
  * 31..27: time counter (2^36 ns = 68.7 s periods, mod 32)
  * 26..24: MSS index
@@ -39,14 +74,22 @@ uint32_t tcp_cookie_mss_idx(uint16_t mss)
 static uint32_t cookie_hash(tern_stack *st, const tcp_seg *s, uint32_t peer_isn,
                             uint32_t t, uint32_t idx)
 {
-    uint8_t in[20];
-    wr32(in, s->src);
-    wr32(in + 4, st->cfg.ip);
-    wr16(in + 8, s->sport);
-    wr16(in + 10, s->dport);
-    wr32(in + 12, peer_isn);
-    wr32(in + 16, t << 8 | idx);
-    return (uint32_t)keyed(st, in, sizeof in) & 0xffffffu;
+    /* IPv4: both addresses in the first 8 bytes; IPv6: in the first 32 */
+    uint8_t in[44];
+    uint32_t n = 8;
+    if (s->ip6) {
+        tern_memcpy(in, s->ip6->src, 16);
+        tern_memcpy(in + 16, s->ip6->dst, 16);
+        n = 32;
+    } else {
+        wr32(in, s->src);
+        wr32(in + 4, st->cfg.ip);
+    }
+    wr16(in + n, s->sport);
+    wr16(in + n + 2, s->dport);
+    wr32(in + n + 4, peer_isn);
+    wr32(in + n + 8, t << 8 | idx);
+    return (uint32_t)keyed(st, in, n + 12) & 0xffffffu;
 }
 
 uint32_t tcp_cookie_make(tern_stack *st, const tcp_seg *s, uint32_t mss_idx,
@@ -73,9 +116,20 @@ uint16_t tcp_cookie_check(tern_stack *st, const tcp_seg *s, uint32_t cookie,
 #define EPH_NUM 16384u     /* 49152..65535, a power of two */
 
 static bool port_ok(tern_stack *st, uint32_t raddr, uint16_t rport,
-                    uint16_t port)
+                    uint16_t port, const uint8_t *raddr6,
+                    const uint8_t *laddr6)
 {
-    if (listener_find(st, port) || conn_lookup(st, raddr, rport, port) ||
+    if (listener_find(st, port))
+        return false;
+    if (raddr6) {
+        if (conn_lookup6(st, raddr6, laddr6, (uint32_t)rport << 16 | port) ||
+            twr_lookup6(st, raddr6, laddr6, rport, port) != TCP_NIL)
+            return false;
+        return st->cfg.rss_queues <= 1 ||
+               rss_queue_of6(&st->cfg, raddr6, laddr6, rport, port) ==
+                   st->cfg.rss_queue;
+    }
+    if (conn_lookup(st, raddr, rport, port) ||
         twr_lookup(st, raddr, rport, port) != TCP_NIL)
         return false;
     return rss_queue_of(&st->cfg, raddr, st->cfg.ip, rport, port) ==
@@ -94,18 +148,27 @@ static uint32_t port_step(tern_stack *st, uint32_t counter)
     return 1 + (uint32_t)(keyed(st, in, sizeof in) % 500);
 }
 
-uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport)
+uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport,
+                       const uint8_t *raddr6, const uint8_t *laddr6)
 {
     struct tcp_layer *tl = TL(st);
-    uint8_t in[10];
-    wr32(in, st->cfg.ip);
-    wr32(in + 4, raddr);
-    wr16(in + 8, rport);
-    uint32_t offset = (uint32_t)keyed(st, in, sizeof in);
-    for (uint32_t n = 0; n < EPH_NUM; n++) {
+    /* F(local address, remote address, remote port) of RFC 6056 */
+    uint8_t in[34];
+    uint32_t n = 8;
+    if (raddr6) {
+        tern_memcpy(in, laddr6, 16);
+        tern_memcpy(in + 16, raddr6, 16);
+        n = 32;
+    } else {
+        wr32(in, st->cfg.ip);
+        wr32(in + 4, raddr);
+    }
+    wr16(in + n, rport);
+    uint32_t offset = (uint32_t)keyed(st, in, n + 2);
+    for (uint32_t k = 0; k < EPH_NUM; k++) {
         uint16_t port = (uint16_t)(EPH_MIN + ((offset + tl->port_next++) &
                                               (EPH_NUM - 1)));
-        if (port_ok(st, raddr, rport, port)) {
+        if (port_ok(st, raddr, rport, port, raddr6, laddr6)) {
             tl->port_next += port_step(st, tl->port_next);
             return port;
         }

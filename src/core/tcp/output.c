@@ -83,8 +83,8 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
         bool ws = active ? tl->ws : (c->flags & TF_WS) != 0;
         bool sack = active ? tl->sack : (c->flags & TF_SACK) != 0;
         bool ts = active ? tl->ts : (c->flags & TF_TS) != 0;
-        olen = tcp_opts_syn(opt, tl->our_mss, ws ? c->rcv_ws : -1, sack, ts,
-                            tsval, c->ts_recent);
+        olen = tcp_opts_syn(opt, conn_our_mss(tl, c), ws ? c->rcv_ws : -1,
+                            sack, ts, tsval, c->ts_recent);
         if (c->tfo)                 /* at most 20 bytes, as those above */
             olen += tfo_syn_option(st, c, opt + olen);
     } else {
@@ -121,7 +121,11 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
     wr16(h + 16, 0);
     wr16(h + 18, 0);
     tern_memcpy(h + TCP_HDR_LEN, opt, olen);
-    uint32_t ps = ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP, hlen + len);
+    bool v6 = (c->flags & TF_V6) != 0;
+    uint32_t ps = v6 ? ip6_pseudo_sum(c->laddr6, c->raddr6, IP_PROTO_TCP,
+                                      hlen + len)
+                     : ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP,
+                                      hlen + len);
     b->flags &= (uint16_t)~(TERN_BUF_TX_L4_CSUM | TERN_BUF_TX_TSO |
                             TERN_BUF_TX_IP_CSUM);
     if (st->cfg.caps & TERN_CAP_TX_L4_CSUM) {
@@ -133,13 +137,19 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
         wr16(h + 16, (uint16_t)~fold(s));
     }
     CTR(st, tcp_out);
-    ip4_output_id(st, b, st->cfg.ip, c->raddr, IP_PROTO_TCP, 0, tcp_ip_id(c));
+    if (v6)
+        ip6_output(st, b, c->laddr6, c->raddr6, IP_PROTO_TCP, 0, c->flow6);
+    else
+        ip4_output_id(st, b, st->cfg.ip, c->raddr, IP_PROTO_TCP, 0,
+                      tcp_ip_id(c));
 }
 
 /* Build the conn's transmit template; false while the next hop's MAC is
  * unknown (the slow path then queues the segment and asks ARP). */
 static bool tmpl_build(tern_stack *st, struct tern_conn *c)
 {
+    if (c->flags & TF_V6)           /* xmit_slow takes IPv6 conns */
+        return false;
     uint32_t nh = ip4_is_local(st, c->raddr) ? c->raddr : st->cfg.gateway;
     uint64_t until = 0;
     const uint8_t *mac = nh ? arp_cached(st, nh, &until) : NULL;
@@ -954,6 +964,13 @@ static void raw_send(tern_stack *st, const tcp_seg *s, uint32_t seq,
     tmpl->raddr = s->src;
     tmpl->rport = s->sport;
     tmpl->lport = s->dport;
+    if (s->ip6) {
+        tmpl->flags |= TF_V6;
+        tern_memcpy(tmpl->raddr6, s->ip6->src, 16);
+        tern_memcpy(tmpl->laddr6, s->ip6->dst, 16);
+        tmpl->flow6 = tcp_flow_label(st, tmpl->laddr6, tmpl->lport,
+                                     tmpl->raddr6, tmpl->rport);
+    }
     tmpl->rcv_nxt = ack;
     tmpl->rcv_adv = ack;
     xmit_slow(st, tmpl, b, seq, flags, 0, 0);

@@ -22,6 +22,17 @@ uint32_t tern_toeplitz(const uint8_t key[40], const uint8_t *data, size_t len)
     return hash;
 }
 
+/* The queue of a flow whose Toeplitz hash is h: the indirection table's
+ * entry, or h mod the queue count without one. */
+static uint16_t rss_queue_of_hash(const tern_config *cfg, uint32_t h)
+{
+    if (cfg->rss_reta_size == 0)
+        return (uint16_t)(h % cfg->rss_queues);
+    uint32_t size = cfg->rss_reta_size;
+    uint32_t idx = (size & (size - 1)) == 0 ? (h & (size - 1)) : h % size;
+    return cfg->rss_reta[idx];
+}
+
 uint16_t rss_queue_of(const tern_config *cfg, uint32_t src, uint32_t dst,
                       uint16_t sport, uint16_t dport)
 {
@@ -32,10 +43,18 @@ uint16_t rss_queue_of(const tern_config *cfg, uint32_t src, uint32_t dst,
     wr32(in + 4, dst);
     wr16(in + 8, sport);
     wr16(in + 10, dport);
-    uint32_t h = tern_toeplitz(cfg->rss_key, in, sizeof in);
-    if (cfg->rss_reta_size == 0)
-        return (uint16_t)(h % cfg->rss_queues);
-    uint32_t size = cfg->rss_reta_size;
-    uint32_t idx = (size & (size - 1)) == 0 ? (h & (size - 1)) : h % size;
-    return cfg->rss_reta[idx];
+    return rss_queue_of_hash(cfg, tern_toeplitz(cfg->rss_key, in, sizeof in));
+}
+
+uint16_t rss_queue_of6(const tern_config *cfg, const uint8_t src[16],
+                       const uint8_t dst[16], uint16_t sport, uint16_t dport)
+{
+    if (cfg->rss_queues <= 1)
+        return 0;
+    uint8_t in[36];
+    tern_memcpy(in, src, 16);
+    tern_memcpy(in + 16, dst, 16);
+    wr16(in + 32, sport);
+    wr16(in + 34, dport);
+    return rss_queue_of_hash(cfg, tern_toeplitz(cfg->rss_key, in, sizeof in));
 }

@@ -4,7 +4,7 @@
 #ifndef TERN_TCP_H
 #define TERN_TCP_H
 
-#include "stack.h"
+#include "ip6.h"
 
 /* Always inlined: a hot body shared by two entries (or used once per
  * segment by several callers), so neither pays a call for it. */
@@ -42,14 +42,19 @@
 #define TCP_ACK_STRETCH_SEGS 4u /* in-burst ACK distance, in full segments */
 #define TCP_MSS_DEFAULT 536   /* RFC 9293: when the peer sends none */
 #define TCP_TS_LEN 12         /* NOP NOP TS(10) */
-/* Headroom a buffer needs for the largest headers (Ethernet, IPv4 without
- * options, TCP with 40 option bytes) to be sent in place. */
-#define TCP_MAX_HDRS (ETH_HDR_LEN + IP4_HDR_LEN + 60)
+/* Headroom a buffer needs for the largest headers (Ethernet, IPv6 without
+ * extension headers, TCP with 40 option bytes) to be sent in place. */
+#define TCP_MAX_HDRS (ETH_HDR_LEN + IP6_HDR_LEN + 60)
 #define TCP_DUPTHRESH 3
 #define TCP_SB_MAX 8          /* SACK scoreboard ranges kept */
 #define TCP_RSACK_MRU 4       /* received blocks remembered for SACK order */
 #define TCP_NIL 0xffffffffu
 #define TCP_TMPL_LEN (ETH_HDR_LEN + IP4_HDR_LEN + 4)
+#define TCP_TMPL6_LEN (ETH_HDR_LEN + IP6_HDR_LEN + 4)
+/* MSS of IPv6 conns: the MTU less 60 header bytes, never below what the
+ * IPv6 minimum MTU gives (RFC 8200 5). */
+#define TCP6_HDRS (IP6_HDR_LEN + TCP_HDR_LEN)
+#define TCP6_MSS_MIN (IP6_MIN_MTU - TCP6_HDRS)
 
 /* ---- parsed options and segment ---- */
 enum {
@@ -79,7 +84,8 @@ typedef struct tcp_seg {
     uint32_t wnd;             /* raw window field */
     uint8_t flags;
     uint16_t sport, dport;
-    uint32_t src;
+    uint32_t src;             /* IPv4: the peer; IPv6: conn_fold6 of it */
+    const ip6_rx *ip6;        /* IPv6: its addresses; NULL for IPv4 */
     tcp_opts o;
 } tcp_seg;
 
@@ -119,6 +125,8 @@ enum {
     TF_DSACK = 1u << 27,      /* a D-SACK block (dsack) waits for our next
                                * ACK (RFC 2883); set only with TF_SACK */
     TF_BLOCKED = 1u << 29,    /* on the send wait list (api.c) */
+    TF_V6 = 1u << 30,         /* IPv6: raddr is conn_fold6 of raddr6, the
+                               * addresses are in the conn's IPv6 part */
 };
 
 /* ---- congestion control ---- */
@@ -260,6 +268,16 @@ struct tern_conn {
                                  the TS option's kind/length when TF_TS */
     uint8_t tx_hdr[TCP_TMPL_LEN];
     uint8_t tfo;              /* TFO_* (tfo.c): Fast Open state */
+
+    /* IPv6 (TF_V6) only, behind everything an IPv4 conn touches: the full
+     * addresses (the hash key holds conn_fold6 of raddr6 in raddr), the
+     * flow label of every segment (RFC 6437, 0 = none), and the transmit
+     * template of the IPv6 layout (Ethernet + IPv6 + TCP ports), valid
+     * while tx_arp_gen is the neighbor cache's generation and now <
+     * tx_arp_until. */
+    uint8_t raddr6[16], laddr6[16];
+    uint32_t flow6;
+    uint8_t tx_hdr6[TCP_TMPL6_LEN];
 };
 
 /* ---- TCP Fast Open state of a conn (tern_conn.tfo, tfo.c) ---- */
@@ -362,7 +380,9 @@ typedef struct tcp_tw {
     uint32_t older, newer;    /* age list: expiry order */
     uint8_t ts;               /* timestamps were in use */
     uint8_t rcv_ws;
-    uint16_t pad_;
+    uint8_t v6;               /* IPv6: raddr is a fold, the addresses are
+                                 in tcp_layer.tw6[index] */
+    uint8_t pad_;
     uint64_t expire;          /* ns */
 } tcp_tw;
 
@@ -376,6 +396,7 @@ struct tcp_layer {
     uint32_t *hash;
     uint32_t hash_shift;      /* 64 - log2(buckets): conn_hash's top bits */
     uint64_t hk0, hk1;        /* table hash keys (from the secret) */
+    uint64_t hk6[4];          /* conn_fold6 keys */
     struct tcp_listener *lis;
     uint32_t nlis;
     struct tern_conn *pend_head; /* conns needing output/ACK at burst end */
@@ -395,6 +416,7 @@ struct tcp_layer {
     uint32_t max_retries, syn_retries;
     uint64_t delack_ns, keepalive_ns, time_wait_ns;
     uint16_t our_mss;         /* MTU - 40 */
+    uint16_t our_mss6;        /* MTU - 60, at least TCP6_MSS_MIN */
     uint8_t rcv_ws;
     uint32_t ack_stretch;     /* bytes in one big burst that draw an ACK */
     uint32_t short_stretch;   /* the same in a short burst: 4 full segments */
@@ -411,6 +433,8 @@ struct tcp_layer {
     uint32_t blk_head, blk_tail;
     /* TIME_WAIT records (time_wait.c) */
     tcp_tw *tw;
+    uint8_t (*tw6)[32];       /* remote and local IPv6 address of each
+                                 record, when IPv6 is on (else NULL) */
     uint32_t *tw_hash;
     /* TCP Fast Open (tfo.c) */
     bool tfo_server;
@@ -511,8 +535,77 @@ static inline struct tern_conn *conn_lookup(tern_stack *st, uint32_t raddr,
 {
     return conn_lookup_ports(st, raddr, (uint32_t)rport << 16 | lport);
 }
+/*
+ * IPv6 conns share the table and its 64-bit key: their raddr is a keyed
+ * 24-bit fold of the peer's address, in 0.0.0.1-0.255.255.255, a range no
+ * IPv4 peer can have (ip4_src_ok refuses 0/8 before any IPv4 segment
+ * reaches a conn; the raw path's prediction refuses TF_V6 conns). So an
+ * IPv4 key never matches an IPv6 conn, and an IPv6 key match is confirmed
+ * by comparing the full addresses (folds of two peers may collide).
+ */
+static inline uint32_t conn_fold6(const struct tcp_layer *tl,
+                                  const uint8_t a[16])
+{
+    uint64_t w0, w1;
+    tern_memcpy(&w0, a, 8);
+    tern_memcpy(&w1, a + 8, 8);
+    uint64_t h = ((w0 ^ tl->hk6[0]) * tl->hk6[1]) ^
+                 ((w1 ^ tl->hk6[2]) * tl->hk6[3]);
+    uint32_t f = (uint32_t)(h >> 40);
+    return f ? f : 1;
+}
+static inline bool addr6_eq(const uint8_t *a, const uint8_t *b)
+{
+    uint64_t a0, a1, b0, b1;
+    tern_memcpy(&a0, a, 8);
+    tern_memcpy(&a1, a + 8, 8);
+    tern_memcpy(&b0, b, 8);
+    tern_memcpy(&b1, b + 8, 8);
+    return ((a0 ^ b0) | (a1 ^ b1)) == 0;
+}
+/* The IPv6 conn of a tuple (ports as for conn_hash_ports; raddr6 the
+ * peer, laddr6 ours), or NULL. */
+static inline struct tern_conn *conn_lookup6(tern_stack *st,
+                                             const uint8_t *raddr6,
+                                             const uint8_t *laddr6,
+                                             uint32_t ports)
+{
+    struct tcp_layer *tl = TL(st);
+    uint32_t f = conn_fold6(tl, raddr6);
+    uint64_t key = conn_ports_key(f, ports);
+    uint32_t i = tl->hash[conn_hash_ports(tl, f, ports)];
+    while (i != TCP_NIL) {
+        struct tern_conn *c = &tl->conns[i];
+        if (conn_key_of(c) == key && addr6_eq(c->raddr6, raddr6) &&
+            addr6_eq(c->laddr6, laddr6))
+            return c;
+        i = c->hnext;
+    }
+    return NULL;
+}
+/* The conn of a parsed segment's tuple, either family. */
+static inline struct tern_conn *conn_lookup_seg(tern_stack *st,
+                                                const tcp_seg *s)
+{
+    uint32_t ports = (uint32_t)s->sport << 16 | s->dport;
+    if (s->ip6)
+        return conn_lookup6(st, s->ip6->src, s->ip6->dst, ports);
+    return conn_lookup_ports(st, s->src, ports);
+}
 struct tern_conn *conn_alloc(tern_stack *st, uint32_t raddr, uint16_t rport,
                              uint16_t lport);
+/* conn_alloc for an IPv6 tuple: TF_V6, the addresses and the flow label
+ * set. */
+struct tern_conn *conn_alloc6(tern_stack *st, const uint8_t raddr6[16],
+                              const uint8_t laddr6[16], uint16_t rport,
+                              uint16_t lport);
+/* The conn's MSS to announce and to cap the peer's by: our_mss or, for
+ * IPv6, our_mss6. */
+static inline uint16_t conn_our_mss(const struct tcp_layer *tl,
+                                    const struct tern_conn *c)
+{
+    return (c->flags & TF_V6) ? tl->our_mss6 : tl->our_mss;
+}
 /* Drop everything the conn holds, unlink it and put it on the free list. */
 void conn_free(tern_stack *st, struct tern_conn *c);
 /* Run cb.closed once (if the app still holds the handle), then free. */
@@ -587,13 +680,24 @@ void tcp_rearm(tern_stack *st, struct tern_conn *c);
 void tcp_enter_time_wait(tern_stack *st, struct tern_conn *c);
 
 /* ---- time_wait.c ---- */
-void twr_mem(struct tcp_layer *tl, uint32_t n, carve *cv);
+/* ip6: keep the IPv6 addresses of the records too (32 bytes each). */
+void twr_mem(struct tcp_layer *tl, uint32_t n, bool ip6, carve *cv);
 /* Record c (its tuple, sequence and timestamp state) until now + the
  * TIME_WAIT time; the oldest record is recycled when the table is full. */
 void twr_enter(tern_stack *st, const struct tern_conn *c);
 /* The record of a tuple, or TCP_NIL. */
 uint32_t twr_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
                    uint16_t lport);
+/* The same for an IPv6 tuple (peer raddr6, ours laddr6). */
+uint32_t twr_lookup6(tern_stack *st, const uint8_t *raddr6,
+                     const uint8_t *laddr6, uint16_t rport, uint16_t lport);
+/* The record of a segment's tuple, either family. */
+static inline uint32_t twr_lookup_seg(tern_stack *st, const tcp_seg *s)
+{
+    if (s->ip6)
+        return twr_lookup6(st, s->ip6->src, s->ip6->dst, s->sport, s->dport);
+    return twr_lookup(st, s->src, s->sport, s->dport);
+}
 /* A segment for the record i: answered per RFC 9293 (ACK, restart on a
  * FIN, RST ends it), or a new SYN accepted per RFC 6191 (the record goes,
  * the SYN goes on to the listener l, which may be NULL). */
@@ -602,8 +706,9 @@ void twr_input(tern_stack *st, uint32_t i, tcp_seg *s, struct tcp_listener *l);
 uint64_t twr_poll(tern_stack *st, uint64_t now);
 /* Records held. */
 uint32_t twr_count(const struct tcp_layer *tl);
-/* Drop the record of a tuple a new active open takes, if any. */
-void twr_forget(tern_stack *st, uint32_t raddr, uint16_t rport, uint16_t lport);
+/* Drop the record of a tuple a new active open takes (c: its conn, the
+ * tuple set), if any. */
+void twr_forget(tern_stack *st, const struct tern_conn *c);
 
 /* ---- api.c: the receive reserve ---- */
 /* Run cb.writable for the conns a refused send put on the wait list, while
@@ -1103,6 +1208,7 @@ static inline void seg_fields(tcp_seg *s, tern_buf *b, uint32_t len,
     s->ack = rd32(h + 8);
     s->wnd = rd16(h + 14);
     s->src = src;
+    s->ip6 = NULL;
     s->buf = b;
     s->payload = b->data + doff;
     s->len = len - doff;
@@ -1173,19 +1279,35 @@ void tcp_challenge_ack(tern_stack *st, struct tern_conn *c);
 /* ---- isn.c ---- */
 uint32_t tcp_isn(tern_stack *st, uint32_t laddr, uint16_t lport,
                  uint32_t raddr, uint16_t rport, uint64_t now);
+/* The same over IPv6 addresses (RFC 6528 names the whole 4-tuple). */
+uint32_t tcp_isn6(tern_stack *st, const uint8_t laddr[16], uint16_t lport,
+                  const uint8_t raddr[16], uint16_t rport, uint64_t now);
+/* The ISN of a segment's tuple (a SYN), either family. */
+uint32_t tcp_isn_seg(tern_stack *st, const tcp_seg *s);
+/* RFC 6437 flow label of an IPv6 tuple: a keyed hash, 20 bits, never 0
+ * (0 when cfg.no_flow_label). */
+uint32_t tcp_flow_label(tern_stack *st, const uint8_t laddr[16],
+                        uint16_t lport, const uint8_t raddr[16],
+                        uint16_t rport);
 uint32_t tcp_cookie_make(tern_stack *st, const tcp_seg *s, uint32_t mss_idx,
                          uint64_t now);
 /* Returns the MSS of a valid cookie (ack-1) or 0. */
 uint16_t tcp_cookie_check(tern_stack *st, const tcp_seg *s, uint32_t cookie,
                           uint64_t now);
 uint32_t tcp_cookie_mss_idx(uint16_t mss);
-/* RFC 6056 ephemeral port; 0 when none is free. */
-uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport);
+/* RFC 6056 ephemeral port; 0 when none is free. IPv6: raddr6 and laddr6
+ * (else NULL) name the tuple, raddr is ignored. */
+uint16_t tcp_pick_port(tern_stack *st, uint32_t raddr, uint16_t rport,
+                       const uint8_t *raddr6, const uint8_t *laddr6);
 
 /* ---- rss.c ---- */
 /* Queue a received 4-tuple (reply direction src=peer) lands on. */
 uint16_t rss_queue_of(const tern_config *cfg, uint32_t src, uint32_t dst,
                       uint16_t sport, uint16_t dport);
+/* The same for an IPv6 4-tuple: Toeplitz over the 16-byte source and
+ * destination and the ports (36 bytes, as NICs hash TCP over IPv6). */
+uint16_t rss_queue_of6(const tern_config *cfg, const uint8_t src[16],
+                       const uint8_t dst[16], uint16_t sport, uint16_t dport);
 
 /* The IPv4 ID of the conn's next datagram: a counter of its own from a
  * start set by the keyed ISN (RFC 7739 5.3, RFC 6864), so an outsider

@@ -1,6 +1,8 @@
 /* time_wait.c - TIME_WAIT without a connection slot. A connection that
  * closes first (RFC 9293 3.10.7.4) leaves a 48-byte record: its tuple, the
- * sequence numbers after both FINs and its timestamp state. The slot goes
+ * sequence numbers after both FINs and its timestamp state (an IPv6
+ * record's addresses take 32 bytes more, in tw6: a stack with IPv6 on
+ * spends 80 bytes per record). The slot goes
  * back to the free list at once, so closed connections never crowd out new
  * ones. Records sit in a hash of their own (looked up only for segments no
  * connection claims) and on an age list: every record lives the same
@@ -16,16 +18,18 @@ static uint32_t twr_bucket(const struct tcp_layer *tl, uint32_t raddr,
     return (uint32_t)(((x ^ tl->hk0) * tl->hk1) >> tl->tw_shift);
 }
 
-void twr_mem(struct tcp_layer *tl, uint32_t n, carve *cv)
+void twr_mem(struct tcp_layer *tl, uint32_t n, bool ip6, carve *cv)
 {
     uint32_t hsize = 1;
     while (hsize < 2 * n)
         hsize <<= 1;
     tcp_tw *recs = carve_take(cv, (size_t)n * sizeof *recs, 64);
     uint32_t *hash = carve_take(cv, (size_t)hsize * sizeof *hash, 64);
+    uint8_t(*a6)[32] = ip6 ? carve_take(cv, (size_t)n * 32, 8) : NULL;
     if (!tl)
         return;
     tl->tw = recs;
+    tl->tw6 = a6;
     tl->tw_hash = hash;
     tl->tw_n = n;
     tl->tw_used = 0;
@@ -51,6 +55,25 @@ uint32_t twr_lookup(tern_stack *st, uint32_t raddr, uint16_t rport,
     while (i != TCP_NIL) {
         const tcp_tw *r = &tl->tw[i];
         if (r->raddr == raddr && r->rport == rport && r->lport == lport)
+            return i;
+        i = r->hnext;
+    }
+    return TCP_NIL;
+}
+
+uint32_t twr_lookup6(tern_stack *st, const uint8_t *raddr6,
+                     const uint8_t *laddr6, uint16_t rport, uint16_t lport)
+{
+    struct tcp_layer *tl = TL(st);
+    if (!tl->tw_used || !tl->tw6)
+        return TCP_NIL;
+    uint32_t f = conn_fold6(tl, raddr6);
+    uint32_t i = tl->tw_hash[twr_bucket(tl, f, rport, lport)];
+    while (i != TCP_NIL) {
+        const tcp_tw *r = &tl->tw[i];
+        /* a fold is in 0/8: only IPv6 records carry one */
+        if (r->raddr == f && r->rport == rport && r->lport == lport &&
+            addr6_eq(tl->tw6[i], raddr6) && addr6_eq(tl->tw6[i] + 16, laddr6))
             return i;
         i = r->hnext;
     }
@@ -102,7 +125,7 @@ static void twr_remove(struct tcp_layer *tl, uint32_t i)
 void twr_enter(tern_stack *st, const struct tern_conn *c)
 {
     struct tcp_layer *tl = TL(st);
-    if (!tl->tw_n)
+    if (!tl->tw_n || ((c->flags & TF_V6) && !tl->tw6))
         return;
     if (tl->tw_free == TCP_NIL) {         /* full: the oldest makes room */
         CTR(st, tcp_time_wait_recycled);
@@ -120,6 +143,11 @@ void twr_enter(tern_stack *st, const struct tern_conn *c)
     r->ts_off = c->ts_off;
     r->ts = (c->flags & TF_TS) != 0;
     r->rcv_ws = c->rcv_ws;
+    r->v6 = (c->flags & TF_V6) != 0;
+    if (r->v6) {
+        tern_memcpy(tl->tw6[i], c->raddr6, 16);
+        tern_memcpy(tl->tw6[i] + 16, c->laddr6, 16);
+    }
     uint32_t h = twr_bucket(tl, r->raddr, r->rport, r->lport);
     r->hnext = tl->tw_hash[h];
     tl->tw_hash[h] = i;
@@ -130,8 +158,15 @@ void twr_enter(tern_stack *st, const struct tern_conn *c)
 /* The record's ACK: what the conn would have sent in TIME_WAIT. */
 static void twr_ack(tern_stack *st, const tcp_tw *r)
 {
+    struct tcp_layer *tl = TL(st);
     struct tern_conn v;
     tern_memset(&v, 0, sizeof v);
+    if (r->v6) {
+        const uint8_t *a = tl->tw6[r - tl->tw];
+        tern_memcpy(v.raddr6, a, 16);
+        tern_memcpy(v.laddr6, a + 16, 16);
+        v.flow6 = tcp_flow_label(st, v.laddr6, r->lport, v.raddr6, r->rport);
+    }
     v.raddr = r->raddr;
     v.rport = r->rport;
     v.lport = r->lport;
@@ -139,9 +174,9 @@ static void twr_ack(tern_stack *st, const tcp_tw *r)
     v.rcv_nxt = v.rcv_adv = r->rcv_nxt;
     v.ts_recent = r->ts_recent;
     v.ts_off = r->ts_off;
-    v.flags = r->ts ? TF_TS : 0;
+    v.flags = (r->ts ? TF_TS : 0) | (r->v6 ? TF_V6 : 0);
     v.rcv_ws = r->rcv_ws;
-    v.rcv_mss = TL(st)->our_mss;
+    v.rcv_mss = conn_our_mss(tl, &v);
     CTR(st, tcp_time_wait_acks);
     CTR(st, tcp_pure_acks_out);
     tcp_send_view(st, &v, r->snd_nxt, TCP_ACK);
@@ -215,9 +250,12 @@ uint64_t twr_poll(tern_stack *st, uint64_t now)
 
 uint32_t twr_count(const struct tcp_layer *tl) { return tl->tw_used; }
 
-void twr_forget(tern_stack *st, uint32_t raddr, uint16_t rport, uint16_t lport)
+void twr_forget(tern_stack *st, const struct tern_conn *c)
 {
-    uint32_t i = twr_lookup(st, raddr, rport, lport);
+    uint32_t i = (c->flags & TF_V6) ? twr_lookup6(st, c->raddr6, c->laddr6,
+                                                  c->rport, c->lport)
+                                    : twr_lookup(st, c->raddr, c->rport,
+                                                 c->lport);
     if (i != TCP_NIL) {
         CTR(st, tcp_time_wait_reuse);
         twr_remove(TL(st), i);

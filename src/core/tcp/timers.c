@@ -128,7 +128,9 @@ void tcp_rearm(tern_stack *st, struct tern_conn *c)
 static void give_up(tern_stack *st, struct tern_conn *c)
 {
     int reason = TERN_CLOSE_TIMEOUT;
-    if (c->state == TERN_TCP_SYN_SENT) {
+    if (c->state == TERN_TCP_SYN_SENT && (c->flags & TF_V6)) {
+        CTR(st, tcp_attempt_fails);      /* NDP failures are its counters' */
+    } else if (c->state == TERN_TCP_SYN_SENT) {
         CTR(st, tcp_attempt_fails);
         uint32_t nh = ip4_is_local(st, c->raddr) ? c->raddr : st->cfg.gateway;
         if (!nh || !arp_lookup(st, nh))
