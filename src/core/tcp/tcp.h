@@ -50,7 +50,6 @@
 #define TCP_RSACK_MRU 4       /* received blocks remembered for SACK order */
 #define TCP_NIL 0xffffffffu
 #define TCP_TMPL_LEN (ETH_HDR_LEN + IP4_HDR_LEN + 4)
-#define TCP_TMPL6_LEN (ETH_HDR_LEN + IP6_HDR_LEN + 4)
 /* MSS of IPv6 conns: the MTU less 60 header bytes, never below what the
  * IPv6 minimum MTU gives (RFC 8200 5). */
 #define TCP6_HDRS (IP6_HDR_LEN + TCP_HDR_LEN)
@@ -270,14 +269,11 @@ struct tern_conn {
     uint8_t tfo;              /* TFO_* (tfo.c): Fast Open state */
 
     /* IPv6 (TF_V6) only, behind everything an IPv4 conn touches: the full
-     * addresses (the hash key holds conn_fold6 of raddr6 in raddr), the
-     * flow label of every segment (RFC 6437, 0 = none), and the transmit
-     * template of the IPv6 layout (Ethernet + IPv6 + TCP ports), valid
-     * while tx_arp_gen is the neighbor cache's generation and now <
-     * tx_arp_until. */
+     * addresses (the hash key holds conn_fold6 of raddr6 in raddr) and
+     * the flow label of every segment (RFC 6437, 0 = none). IPv6 segments
+     * leave through xmit_slow: no template. */
     uint8_t raddr6[16], laddr6[16];
     uint32_t flow6;
-    uint8_t tx_hdr6[TCP_TMPL6_LEN];
 };
 
 /* ---- TCP Fast Open state of a conn (tern_conn.tfo, tfo.c) ---- */
