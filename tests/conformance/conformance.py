@@ -64,9 +64,6 @@ PY = "/usr/bin/python3"
 # failure is reported as SKIP with that reason (a pass as PASS). Remove an
 # entry when tern passes the case.
 TERN_EXPECTED_FAIL = {
-    "tcp6_handshake_close": "no TCP over IPv6 in tern yet",
-    "ptb_below_minimum": "no TCP over IPv6 in tern yet",
-    "ptb_lowers_segments": "no TCP over IPv6 in tern yet",
 }
 
 

@@ -154,11 +154,7 @@ class IPv6(unittest.TestCase):
 
 # Tests of what tern's IPv6 does not do yet, each with what it lacks:
 # skipped with that reason. Remove an entry when tern passes the test.
-TERN_PENDING = {
-    "test_02_curl_wrk": "no TCP over IPv6 in tern yet",
-    "test_03_bulk_both_ways": "no TCP over IPv6 in tern yet",
-    "test_04_tern_echo_client": "no TCP over IPv6 in tern yet",
-}
+TERN_PENDING = {}
 
 
 def tern_ipv6_missing():
