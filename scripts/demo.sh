@@ -5,7 +5,8 @@
 # "k" with the clients, joined by a veth pair to a namespace "t"). On one,
 # tern-httpd owns the t end through AF_XDP (afpacket if AF_XDP fails); on
 # the other, kern-httpd serves from the kernel of the t end. curl fetches a
-# page from each, wrk loads each for a few seconds, then redis-benchmark
+# page from each, over IPv4 and over IPv6 (curl -6), wrk loads each for a
+# few seconds, then redis-benchmark
 # loads tern-kv (network a) and redis-server (network b), and a table
 # compares requests/s and latency. Everything is torn down on exit.
 #
@@ -117,11 +118,15 @@ fi
 
 # Network a: tern on the t end.
 . "$TMP/a.env"
-A_K=$NS_K A_T=$NS_T A_IF=$IF_T A_IP=$IP_T
+A_K=$NS_K A_T=$NS_T A_IF=$IF_T A_IP=$IP_T A_IP6=$IP6_T
 # Network b: the kernel on the t end (give it the address tern owns in a).
 . "$TMP/b.env"
-B_K=$NS_K B_T=$NS_T B_IP=$IP_T
+B_K=$NS_K B_T=$NS_T B_IP=$IP_T B_IP6=$IP6_T
 ip netns exec "$B_T" ip addr add "$IP_T/$PREFIX_LEN" dev "$IF_T"
+# ... and its IPv6 address (netns.sh leaves the kernel's IPv6 off there).
+ip netns exec "$B_T" sysctl -qw "net.ipv6.conf.$IF_T.accept_dad=0" \
+    "net.ipv6.conf.$IF_T.disable_ipv6=0"
+ip netns exec "$B_T" ip addr add "$IP6_T/$PREFIX6_LEN" dev "$IF_T" nodad
 
 reachable() {  # ns ip -> 0 when a page comes back within ~5 s
     i=0
@@ -136,8 +141,8 @@ reachable() {  # ns ip -> 0 when a page comes back within ~5 s
 
 start_tern() {  # driver
     ip netns exec "$A_T" "$BIN/tern-httpd" --driver "$1" --iface "$A_IF" \
-        --ip "$A_IP/24" --port "$PORT" --cores 1 $TERN_POLL \
-        >"$TMP/tern.out" 2>"$TMP/tern.err" &
+        --ip "$A_IP/24" --ip6 "$A_IP6/64" --port "$PORT" --cores 1 \
+        $TERN_POLL >"$TMP/tern.out" 2>"$TMP/tern.err" &
     TERN_PID=$!
     PIDS="$PIDS $TERN_PID"
     if reachable "$A_K" "$A_IP"; then
@@ -173,6 +178,19 @@ fetch() {  # label ns ip
 }
 [ -n "$TERN_DRV" ] && fetch "tern-httpd ($TERN_DRV, veth)" "$A_K" "$A_IP"
 fetch "kern-httpd (kernel, veth)" "$B_K" "$B_IP"
+fetch6() {  # label ns ip6: curl -6, a few tries while the address is new
+    i=0
+    while [ $i -lt 10 ]; do
+        code=$(ip netns exec "$2" curl -6 -g -s -m 2 -o "$TMP/body" \
+               -w '%{http_code}' "http://[$3]:$PORT/")
+        [ "$code" = 200 ] && break
+        i=$((i + 1))
+        sleep 0.3
+    done
+    say "curl -6 $1: HTTP $code, $(wc -c <"$TMP/body" 2>/dev/null || echo 0) byte body"
+}
+[ -n "$TERN_DRV" ] && fetch6 "tern-httpd ($TERN_DRV, veth)" "$A_K" "$A_IP6"
+fetch6 "kern-httpd (kernel, veth)" "$B_K" "$B_IP6"
 
 load() {  # label ns ip
     if ! command -v wrk >/dev/null 2>&1; then
