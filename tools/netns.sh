@@ -165,6 +165,23 @@ mkns() {
 }
 
 # A quiet end of the wire: no offloads, no IPv6, up.
+# The bridge's ports take the kernel's link events before they forward; on
+# a busy machine that can take seconds, and a first frame sent meanwhile
+# is lost. Wait (up to 10 s) until every port with a carrier forwards (a
+# tap has none until tern opens it).
+wait_forwarding() { # wait_forwarding NS BRIDGE
+    i=0
+    while [ $i -lt 100 ]; do
+        if ! nsx "$1" bridge link show 2>/dev/null | grep "master $2 " |
+            grep LOWER_UP | grep -qv "state forwarding"; then
+            return 0
+        fi
+        sleep 0.1
+        i=$((i + 1))
+    done
+    echo "netns.sh: warning: bridge $2 ports not all forwarding after 10 s" >&2
+}
+
 port_setup() { # port_setup NS IF
     offloads_off "$1" "$2"
     ipv6_off "$1" "$2"
@@ -238,6 +255,7 @@ do_up() {
         MAC_T=$(mac_of "$NS_T" "$IF_T")
     fi
     [ "$WIRE" = 1 ] && nsx "$NS_W" ip link set "$br" up
+    [ "$WIRE" = 1 ] && wait_forwarding "$NS_W" "$br"
     port_setup "$NS_K" "$IF_K"
     nsx "$NS_K" ip addr add 198.18.0.1/24 dev "$IF_K"
     ipv6_peer "$NS_K" "$IF_K"
