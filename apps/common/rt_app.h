@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bytebuf.h"
+#include "core_report.h"
 #include "endpoint.h"
 #include "ip6_config.h"
 #include "opts.h"
@@ -238,33 +239,19 @@ static inline void rt_report_cores(report *rp, rt *r)
         return;
     rep_obj_begin(rp, "per_core");
     for (unsigned i = 0; i < rt_ncores(r); i++) {
-        char name[16];
         tern_counters k;
         rt_core_counters(r, i, &k);
         rt_core *c = rt_core_at(r, i);
-        snprintf(name, sizeof name, "%u", i);
-        rep_obj_begin(rp, name);
+        rep_core_begin(rp, i);
         rep_u64(rp, "rx_frames", c->rx_frames);
-        rep_u64(rp, "active_opens", k.tcp_active_opens);
-        rep_u64(rp, "passive_opens", k.tcp_passive_opens);
-        rep_u64(rp, "established", k.tcp_conns_established);
-        rep_u64(rp, "attempt_fails", k.tcp_attempt_fails);
-        rep_u64(rp, "rst_out", k.tcp_rst_out);
-        rep_u64(rp, "rst_in", k.tcp_rst_in);
-        rep_u64(rp, "drop_no_conn", k.tcp_drop_no_conn);
-        rep_u64(rp, "retransmits", k.tcp_retransmits);
-        rep_u64(rp, "bytes_in", k.tcp_bytes_in);
+        rep_core_tcp(rp, &k);
         const steer_stats *s = rt_steer_stats(r, i);
         if (s) {
-            rep_u64(rp, "steer_kept", s->kept);
-            rep_u64(rp, "steer_out", s->sent);
-            rep_u64(rp, "steer_in", s->received);
-            rep_u64(rp, "steer_broadcast", s->broadcast);
-            rep_u64(rp, "steer_ring_drops", s->ring_drops);
-            rep_u64(rp, "steer_copy_drops", s->copy_drops);
+            const uint64_t v[CORE_STEER_FIGURES] = {
+                s->kept, s->sent, s->received, s->broadcast, s->ring_drops,
+                s->copy_drops, c->tx_forwarded, c->tx_ring_drops};
+            rep_core_steer(rp, v);
             rep_u64(rp, "steer_returned", s->returned);
-            rep_u64(rp, "steer_tx_forwarded", c->tx_forwarded);
-            rep_u64(rp, "steer_tx_drops", c->tx_ring_drops);
             if (c->buffers_held != UINT64_MAX)
                 rep_u64(rp, "buffers_held", c->buffers_held);
         }

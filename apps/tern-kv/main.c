@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core_report.h"
 #include "ip6_config.h"
 #include "kv_conn.h"
 #include "kv_opts.h"
@@ -272,27 +273,16 @@ static uint64_t work(void *app, unsigned core)
 
 static void report_core(report *rp, unsigned i, const tern_rt_core_stats *s)
 {
-    char name[16];
-    snprintf(name, sizeof name, "%u", i);
-    rep_obj_begin(rp, name);
+    rep_core_begin(rp, i);
     rep_u64(rp, "cpu", s->cpu);
     rep_u64(rp, "rx_frames", s->rx_frames);
-    rep_u64(rp, "active_opens", s->counters.tcp_active_opens);
-    rep_u64(rp, "passive_opens", s->counters.tcp_passive_opens);
-    rep_u64(rp, "established", s->counters.tcp_conns_established);
-    rep_u64(rp, "rst_out", s->counters.tcp_rst_out);
-    rep_u64(rp, "rst_in", s->counters.tcp_rst_in);
-    rep_u64(rp, "retransmits", s->counters.tcp_retransmits);
-    rep_u64(rp, "bytes_in", s->counters.tcp_bytes_in);
+    rep_core_tcp(rp, &s->counters);
     if (co.steer) {
-        rep_u64(rp, "steer_kept", s->steer_kept);
-        rep_u64(rp, "steer_out", s->steer_out);
-        rep_u64(rp, "steer_in", s->steer_in);
-        rep_u64(rp, "steer_broadcast", s->steer_broadcast);
-        rep_u64(rp, "steer_ring_drops", s->steer_ring_drops);
-        rep_u64(rp, "steer_copy_drops", s->steer_copy_drops);
-        rep_u64(rp, "steer_tx_forwarded", s->steer_tx_forwarded);
-        rep_u64(rp, "steer_tx_drops", s->steer_tx_drops);
+        const uint64_t v[CORE_STEER_FIGURES] = {
+            s->steer_kept, s->steer_out, s->steer_in, s->steer_broadcast,
+            s->steer_ring_drops, s->steer_copy_drops, s->steer_tx_forwarded,
+            s->steer_tx_drops};
+        rep_core_steer(rp, v);
     }
     rep_f(rp, "best_ghz", s->best_ghz, 2);
     rep_f(rp, "full_share", s->full_share, 3);

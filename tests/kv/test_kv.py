@@ -285,6 +285,11 @@ class KV(unittest.TestCase):
             log("%d data segments out for %d INCRs" % (segs, n))
             self.assertLessEqual(segs, n // 2, "replies not batched")
             opens = [c["passive_opens"] for c in rep["per_core"].values()]
+            for c in rep["per_core"].values():
+                # the per-core figures every server reports (core_report.h)
+                for key in ("established", "attempt_fails", "drop_no_conn",
+                            "bytes_in", "steer_kept", "steer_tx_drops"):
+                    self.assertIn(key, c)
             log("connections per core: %s" % opens)
             self.assertEqual(len(opens), 2)
             self.assertTrue(all(o > 0 for o in opens),
