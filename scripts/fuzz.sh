@@ -23,7 +23,8 @@ for h in $harnesses; do
             -o "$out/$h"
     else
         # shellcheck disable=SC2086
-        [ "$h" = fuzz_ip6 ] && env_c= || env_c="$root/tests/fuzz/fuzz_env.c"
+        env_c="$root/tests/fuzz/fuzz_pool.c"
+        [ "$h" = fuzz_ip6 ] || env_c="$env_c $root/tests/fuzz/fuzz_env.c"
         clang $flags "$root/tests/fuzz/$h.c" $env_c \
             "$root"/src/core/*.c "$root"/src/core/*/*.c -o "$out/$h"
     fi

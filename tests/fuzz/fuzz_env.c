@@ -16,13 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FZ_BUFS 512
-#define FZ_BUF_SIZE 2048
-
-static tern_buf bufs[FZ_BUFS];
-static tern_buf *free_list[FZ_BUFS];
-static unsigned nfree;
-static long outstanding;
 static void *instance;
 static size_t instance_size;
 static tern_stack *cur;
@@ -34,31 +27,6 @@ static unsigned sent;           /* frames given to fz_tx */
 
 /* the start state */
 static void *snap_instance;
-static tern_buf snap_bufs[FZ_BUFS];
-static tern_buf *snap_free_list[FZ_BUFS];
-static unsigned snap_nfree;
-
-static tern_buf *fz_alloc(void *ctx)
-{
-    (void)ctx;
-    if (!nfree)
-        return NULL;
-    tern_buf *b = free_list[--nfree];
-    b->data = b->head + TERN_HEADROOM;
-    b->len = 0;
-    b->refs = 1;
-    b->flags = 0;
-    b->frag = b->next = NULL;
-    outstanding++;
-    return b;
-}
-
-static void fz_free(void *ctx, tern_buf *b)
-{
-    (void)ctx;
-    free_list[nfree++] = b;
-    outstanding--;
-}
 
 static void fz_tx(void *ctx, tern_buf **frames, unsigned n)
 {
@@ -185,8 +153,7 @@ static void build(void)
     c.ip = FZ_IP;
     c.prefix_len = 24;
     memcpy(c.mac, us_mac, 6);
-    c.buf_ops.alloc = fz_alloc;
-    c.buf_ops.free = fz_free;
+    fz_pool_use(&c, FZ_POOL_MAX);
     c.tx = fz_tx;
     c.cb.recv = on_recv;
     c.cb.accepted = on_accept;
@@ -203,11 +170,6 @@ static void build(void)
         instance_size = tern_stack_size(&c);
         instance = aligned_alloc(TERN_STACK_ALIGN, (instance_size + 63) & ~(size_t)63);
         snap_instance = malloc(instance_size);
-        for (unsigned i = 0; i < FZ_BUFS; i++) {
-            bufs[i].head = malloc(FZ_BUF_SIZE);
-            bufs[i].size = FZ_BUF_SIZE;
-            free_list[nfree++] = &bufs[i];
-        }
     }
     cur = tern_stack_init(instance, instance_size, &c, NULL);
     if (!cur)
@@ -239,7 +201,7 @@ static void fail(const char *why)
 static void check_snapshot(void)
 {
     tern_stack_fini(cur);
-    if (outstanding)
+    if (fz_outstanding())
         fail("buffers held after fini");
     build();
     if (memcmp(instance, snap_instance, instance_size))
@@ -260,7 +222,7 @@ static void check_snapshot(void)
     if (sent == 0)
         fail("segment not acknowledged");
     tern_stack_fini(cur);
-    if (outstanding)
+    if (fz_outstanding())
         fail("buffers held after the check");
 }
 
@@ -268,19 +230,14 @@ tern_stack *fz_reset(void)
 {
     if (!instance) {
         build();
-        if (outstanding || tern_tcp_conn_count(cur) != 1)
+        if (fz_outstanding() || tern_tcp_conn_count(cur) != 1)
             fail("start state holds buffers or lacks the connection");
         memcpy(snap_instance, instance, instance_size);
-        memcpy(snap_bufs, bufs, sizeof bufs);
-        memcpy(snap_free_list, free_list, sizeof free_list);
-        snap_nfree = nfree;
+        fz_pool_save();
         check_snapshot();
     }
     memcpy(instance, snap_instance, instance_size);
-    memcpy(bufs, snap_bufs, sizeof bufs);
-    memcpy(free_list, snap_free_list, sizeof free_list);
-    nfree = snap_nfree;
-    outstanding = 0;
+    fz_pool_restore();
     cur = instance;
     return cur;
 }
@@ -320,9 +277,4 @@ void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
     tern_input_begin(st, 1, now);
     tern_input_one(st, b);
     tern_input_end(st);
-}
-
-long fz_outstanding(void)
-{
-    return outstanding;
 }

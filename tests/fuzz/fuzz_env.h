@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fuzz_pool.h"
 #include "tern.h"
 
 #define FZ_IP TERN_IP4(198, 18, 0, 2)
@@ -29,7 +30,5 @@ void fz_frame(tern_stack *st, const uint8_t *data, size_t len, uint64_t now);
  * right sum). */
 void fz_frame_sum(tern_stack *st, const uint8_t *data, size_t len,
                   uint64_t now, uint16_t wrong);
-/* Buffers lent and not returned: must be 0 after tern_stack_fini. */
-long fz_outstanding(void);
 
 #endif

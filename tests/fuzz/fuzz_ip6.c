@@ -10,42 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_pool.h"
 #include "tern.h"
 
 #define BUFS 256
-#define BUF_SIZE 2048
 
-static tern_buf bufs[BUFS];
-static tern_buf *free_list[BUFS];
-static unsigned nfree;
-static long outstanding;
 static void *mem;
 static size_t mem_size;
 static tern_stack *cur;
 
 static const uint8_t us_mac[6] = {2, 0, 0, 0, 0, 2};
-
-static tern_buf *fz_alloc(void *ctx)
-{
-    (void)ctx;
-    if (!nfree)
-        return NULL;
-    tern_buf *b = free_list[--nfree];
-    b->data = b->head + TERN_HEADROOM;
-    b->len = 0;
-    b->refs = 1;
-    b->flags = 0;
-    b->frag = b->next = NULL;
-    outstanding++;
-    return b;
-}
-
-static void fz_free(void *ctx, tern_buf *b)
-{
-    (void)ctx;
-    free_list[nfree++] = b;
-    outstanding--;
-}
 
 static void fz_tx(void *ctx, tern_buf **frames, unsigned n)
 {
@@ -65,8 +39,7 @@ static tern_stack *make(void)
     c.ip6_prefix_len[0] = 64;
     c.n_ip6 = 1;
     c.ip6_accept_ra = true;
-    c.buf_ops.alloc = fz_alloc;
-    c.buf_ops.free = fz_free;
+    fz_pool_use(&c, BUFS);
     c.tx = fz_tx;
     c.max_conns = 4;
     c.max_udp = 2;
@@ -77,11 +50,6 @@ static tern_stack *make(void)
     if (!mem) {
         mem_size = tern_stack_size(&c);
         mem = aligned_alloc(TERN_STACK_ALIGN, (mem_size + 63) & ~(size_t)63);
-        for (unsigned i = 0; i < BUFS; i++) {
-            bufs[i].head = malloc(BUF_SIZE);
-            bufs[i].size = BUF_SIZE;
-            free_list[nfree++] = &bufs[i];
-        }
     }
     cur = tern_stack_init(mem, mem_size, &c, NULL);
     if (!cur)
@@ -94,7 +62,7 @@ static void feed(tern_stack *st, const uint8_t *f, size_t len, uint64_t now)
     tern_buf *b = fz_alloc(NULL);
     if (!b)
         return;
-    size_t room = BUF_SIZE - TERN_HEADROOM;
+    size_t room = FZ_BUF_SIZE - TERN_HEADROOM;
     /* no Ethernet header of its own (not to us, a group or broadcast):
      * ours and IPv6 in front */
     if (len < 14 || (f[0] != 2 && f[0] != 0x33 && f[0] != 0xff)) {
@@ -132,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < 120; i++)
         tern_poll(st, now += TERN_NS_PER_SEC);
     tern_stack_fini(st);
-    if (outstanding != 0)
+    if (fz_outstanding() != 0)
         abort();
     return 0;
 }
