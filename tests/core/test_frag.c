@@ -130,6 +130,41 @@ static void test_attacks(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+/* After an overlap the datagram is gone and its slot free: fragments
+ * that come later start it afresh (IPv6 refuses them: test_frag6.c). More
+ * than 64 fragments, or a last one ending before one held, and the
+ * datagram is dropped whole. */
+static void test_overlap_then_limits(void **state)
+{
+    (void)state;
+    uint8_t data[1000], pl[1100], f[1600];
+    make_data(data, sizeof data);
+    size_t pn = udp_payload(pl, data, sizeof data);
+    th *t = setup();
+    th_input(t, f, th_frag(f, pl, 0, 400, 1, 20, 17));
+    th_input(t, f, th_frag(f, pl, 200, 400, 1, 20, 17));
+    assert_int_equal(C(t)->ip_drop_frag_overlap, 1);
+    assert_int_equal(t->bufs_out, 0);
+    th_input(t, f, th_frag(f, pl, 0, 400, 1, 20, 17));
+    th_input(t, f, th_frag(f, pl, 400, 400, 1, 20, 17));
+    th_input(t, f, th_frag(f, pl, 800, (uint32_t)pn - 800, 0, 20, 17));
+    assert_int_equal(got_count, 1);
+    assert_memory_equal(got, data, sizeof data);
+    assert_int_equal(C(t)->ip_drop_frag_overlap, 1);
+    /* the 65th fragment of one datagram */
+    for (uint32_t k = 0; k < 65; k++)
+        th_input(t, f, th_frag(f, pl, k * 8, 8, 1, 21, 17));
+    assert_int_equal(C(t)->ip_drop_frag_bad, 1);
+    assert_int_equal(t->bufs_out, 0);
+    /* a last fragment that ends before one held */
+    th_input(t, f, th_frag(f, pl, 400, 400, 1, 22, 17));
+    th_input(t, f, th_frag(f, pl, 200, 8, 0, 22, 17));
+    assert_int_equal(C(t)->ip_drop_frag_bad, 2);
+    assert_int_equal(t->bufs_out, 0);
+    assert_int_equal(C(t)->ip_reasm_ok, 1);
+    assert_int_equal(th_free(t), 0);
+}
+
 static void test_bounds_and_timeout(void **state)
 {
     (void)state;
@@ -379,6 +414,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_and_out_of_order),
         cmocka_unit_test(test_attacks),
+        cmocka_unit_test(test_overlap_then_limits),
         cmocka_unit_test(test_bounds_and_timeout),
         cmocka_unit_test(test_udp_over_one_buffer),
         cmocka_unit_test(test_disabled),

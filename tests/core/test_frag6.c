@@ -47,15 +47,16 @@ static void make_msg(size_t len)
 /* Fragment [off, off + len) of msg, M flag more, identification id. */
 static size_t frag(uint8_t *f, uint32_t off, uint32_t len, int more, uint32_t id)
 {
-    uint8_t pl[2048] = {58, 0};
-    pl[2] = (uint8_t)(off >> 8);
-    pl[3] = (uint8_t)((off & 0xf8) | (more ? 1 : 0));
-    pl[4] = (uint8_t)(id >> 24);
-    pl[5] = (uint8_t)(id >> 16);
-    pl[6] = (uint8_t)(id >> 8);
-    pl[7] = (uint8_t)id;
-    memcpy(pl + 8, msg + off, len);
-    return th6_pkt(f, TH6_PEER, TH6_IP, 44, 64, pl, 8 + len);
+    return th6_frag(f, msg, off, len, more, id, 58);
+}
+
+/* The 3,008-byte msg in three fragments, in order. */
+static void send_msg(th *t, uint32_t id)
+{
+    uint8_t f[2048];
+    th_input(t, f, frag(f, 0, 1232, 1, id));
+    th_input(t, f, frag(f, 1232, 1232, 1, id));
+    th_input(t, f, frag(f, 2464, (uint32_t)msg_len - 2464, 0, id));
 }
 
 /* The captured frames are fragments of one echo reply of msg's data:
@@ -89,9 +90,7 @@ static void test_in_order_and_reversed(void **state)
     th6_resolved(t);
     uint8_t f[2048];
     make_msg(3000);
-    th_input(t, f, frag(f, 0, 1232, 1, 7));
-    th_input(t, f, frag(f, 1232, 1232, 1, 7));
-    th_input(t, f, frag(f, 2464, (uint32_t)msg_len - 2464, 0, 7));
+    send_msg(t, 7);
     assert_int_equal(C(t)->ip6_reasm_ok, 1);
     assert_int_equal(C(t)->icmp6_echo_reply_out, 1);
     check_frag_reply(t, 1500);
@@ -101,6 +100,28 @@ static void test_in_order_and_reversed(void **state)
     th_input(t, f, frag(f, 0, 1232, 1, 8));
     assert_int_equal(C(t)->ip6_reasm_ok, 2);
     check_frag_reply(t, 1500);
+    assert_int_equal(th_free(t), 0);
+}
+
+/* A last fragment that ends before one held, and a whole UDP datagram
+ * over one buffer (only ICMPv6 ones become chains): dropped, counted,
+ * nothing held. */
+static void test_end_and_too_big(void **state)
+{
+    (void)state;
+    th *t = th6_new(NULL);
+    th6_resolved(t);
+    uint8_t f[2048];
+    make_msg(3000);
+    th_input(t, f, frag(f, 1232, 1232, 1, 10));
+    th_input(t, f, frag(f, 8, 16, 0, 10));
+    assert_int_equal(C(t)->ip6_drop_frag_bad, 1);
+    assert_int_equal(t->bufs_out, 0);
+    th_input(t, f, th6_frag(f, msg, 0, 1232, 1, 11, 17));
+    th_input(t, f, th6_frag(f, msg, 1232, 1000, 0, 11, 17));
+    assert_int_equal(C(t)->ip6_drop_frag_too_big, 1);
+    assert_int_equal(C(t)->ip6_reasm_ok, 0);
+    assert_int_equal(t->bufs_out, 0);
     assert_int_equal(th_free(t), 0);
 }
 
@@ -114,18 +135,29 @@ static void test_overlap_drops_all(void **state)
     th_input(t, f, frag(f, 0, 1232, 1, 7));
     th_input(t, f, frag(f, 1224, 1240, 1, 7));      /* overlaps by 8 */
     assert_int_equal(C(t)->ip6_drop_frag_overlap, 1);
-    /* the rest of that datagram is refused too */
+    /* the rest of that datagram is refused too, even all of it again
+     * (IPv4 starts it afresh: test_frag.c) */
     th_input(t, f, frag(f, 1232, 1232, 1, 7));
     th_input(t, f, frag(f, 2464, (uint32_t)msg_len - 2464, 0, 7));
     assert_int_equal(C(t)->ip6_drop_frag_overlap, 3);
+    send_msg(t, 7);
+    assert_int_equal(C(t)->ip6_drop_frag_overlap, 6);
     assert_int_equal(C(t)->ip6_reasm_ok, 0);
     assert_int_equal(t->nout, 0);
-    /* an exact duplicate is only itself dropped */
+    assert_int_equal(t->bufs_out, 0);            /* nothing held */
+    /* an exact duplicate is only itself dropped, and counted nowhere */
     th_input(t, f, frag(f, 0, 1232, 1, 9));
-    th_input(t, f, frag(f, 0, 1232, 1, 9));
-    th_input(t, f, frag(f, 1232, 1232, 1, 9));
-    th_input(t, f, frag(f, 2464, (uint32_t)msg_len - 2464, 0, 9));
+    send_msg(t, 9);
     assert_int_equal(C(t)->ip6_reasm_ok, 1);
+    assert_int_equal(C(t)->ip6_drop_frag_overlap, 6);
+    assert_int_equal(C(t)->ip6_drop_frag_bad, 0);
+    /* the refusing slot goes at its time limit, with no Time Exceeded
+     * (it holds no first fragment) */
+    th_advance_us(t, 61 * SEC);
+    assert_int_equal(C(t)->ip6_frag_timeout, 1);
+    assert_int_equal(C(t)->icmp6_error_out, 0);
+    send_msg(t, 7);
+    assert_int_equal(C(t)->ip6_reasm_ok, 2);
     assert_int_equal(th_free(t), 0);
 }
 
@@ -233,6 +265,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_in_order_and_reversed),
         cmocka_unit_test(test_overlap_drops_all),
+        cmocka_unit_test(test_end_and_too_big),
         cmocka_unit_test(test_atomic_and_bad),
         cmocka_unit_test(test_timeout_and_bounds),
         cmocka_unit_test(test_ptb_floor),

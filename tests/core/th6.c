@@ -50,6 +50,19 @@ size_t th6_pkt(uint8_t *out, const uint8_t *src, const uint8_t *dst, uint8_t nh,
     return n + 40 + len;
 }
 
+size_t th6_frag(uint8_t *out, const uint8_t *pl, uint32_t off, uint32_t len,
+                int more, uint32_t id, uint8_t nh)
+{
+    uint8_t p[TH_BUF_SIZE] = {nh};
+    if (8 + len > sizeof p)
+        len = sizeof p - 8;
+    p[2] = (uint8_t)(off >> 8);
+    p[3] = (uint8_t)((off & 0xf8) | (more ? 1 : 0));
+    th_put32(p + 4, id);
+    memcpy(p + 8, pl + off, len);
+    return th6_pkt(out, TH6_PEER, TH6_IP, 44, 64, p, 8 + len);
+}
+
 static uint32_t pseudo(const uint8_t *src, const uint8_t *dst, uint8_t proto,
                        size_t len)
 {

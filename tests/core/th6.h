@@ -15,6 +15,11 @@ th *th6_new(void (*tweak)(tern_config *cfg));
  * Ethernet destination is TH_MAC, or the group's MAC for a multicast dst. */
 size_t th6_pkt(uint8_t *out, const uint8_t *src, const uint8_t *dst, uint8_t nh,
                uint8_t hl, const void *payload, size_t len);
+/* An IPv6 fragment from the peer (as th_frag for IPv4): bytes
+ * [off, off + len) of the fragmentable part pl, whose first header is nh,
+ * with the M flag when more, identification id. */
+size_t th6_frag(uint8_t *out, const uint8_t *pl, uint32_t off, uint32_t len,
+                int more, uint32_t id, uint8_t nh);
 /* The ICMPv6 message msg (its checksum filled in here) in a packet. */
 size_t th6_icmp(uint8_t *out, const uint8_t *src, const uint8_t *dst, uint8_t hl,
                 const uint8_t *msg, size_t len);
