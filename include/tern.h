@@ -924,6 +924,7 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(arp_drop_addr_conflict) X(arp_cache_full) X(arp_pending_full)        \
     X(arp_pending_expired) X(arp_entries_expired) X(arp_evicted)           \
     X(arp_request_limited) X(arp_resolve_failed)                           \
+    X(arp_evicted_resolved)  /* of arp_evicted: learned or STALE ones */    \
     /* IPv4 */                                                              \
     X(ip_in) X(ip_out) X(ip_drop_short) X(ip_drop_version)                 \
     X(ip_drop_hdr_len) X(ip_drop_total_len) X(ip_drop_csum)                \

@@ -169,6 +169,8 @@ static struct arp_entry *arp_new(tern_stack *st, uint32_t ip, uint8_t state)
     }
     if (victim->state != ARP_FREE) {
         CTR(st, arp_evicted);
+        if (resolved(victim))
+            CTR(st, arp_evicted_resolved);
         arp_forget(st, victim);
     }
     victim->ip = ip;

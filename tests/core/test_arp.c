@@ -274,6 +274,7 @@ static void test_flood_keeps_live_peer(void **state)
     assert_true(c->arp_request_out <= 1300);
     assert_true(c->arp_request_limited > 0);
     assert_true(c->arp_evicted + c->arp_cache_full >= 19000);
+    assert_int_equal(c->arp_evicted_resolved, 0);   /* unresolved ones only */
     assert_true(c->arp_pending_expired > 0);
     /* the flood's entries fail and go; the peer stays */
     for (int i = 0; i < 5; i++) {
@@ -340,10 +341,12 @@ static void test_eviction_order(void **state)
     /* one unresolvable address: takes a never-used slot, not the peer's */
     tern_udp_send(t->st, 1, A4(TERN_IP4(198, 18, 0, 99)), 9, "s", 1);
     assert_int_equal(C(t)->arp_evicted, 1);
+    assert_int_equal(C(t)->arp_evicted_resolved, 1);
     /* a new learned sender: takes the INCOMPLETE slot (dropping its frame) */
     uint8_t mac[6] = {2, 8, 0, 0, 1, 0};
     th_input(t, f, th_arp(f, 1, mac, TERN_IP4(198, 18, 0, 70), ZERO, TH_IP));
     assert_int_equal(C(t)->arp_evicted, 2);
+    assert_int_equal(C(t)->arp_evicted_resolved, 1);   /* INCOMPLETE */
     assert_int_equal(C(t)->arp_pending_expired, 1);
     /* 6 more: the never-used ones go, the STALE peer in use stays */
     for (uint32_t i = 0; i < 6; i++) {
@@ -351,6 +354,7 @@ static void test_eviction_order(void **state)
         th_input(t, f, th_arp(f, 1, m, TERN_IP4(198, 18, 0, 80) + i, ZERO, TH_IP));
     }
     assert_int_equal(C(t)->arp_evicted, 8);
+    assert_int_equal(C(t)->arp_evicted_resolved, 7);
     /* nothing went to what was evicted: no conn re-reads its MAC */
     assert_int_equal(t->st->arp_gen, gen);
     th_clear(t);

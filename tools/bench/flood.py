@@ -1,0 +1,364 @@
+"""tern bench flood: a client's echo latency during a spoofed-SYN flood,
+tern beside Linux.
+
+Two network namespaces joined by a veth (tools/netns.sh up): the client
+side "k" (198.18.0.1, the Linux kernel's TCP) and the target "t"
+(198.18.0.2): tern-echo --server (AF_PACKET, or AF_XDP with --drivers),
+or for the Linux row kern-echo --server with the kernel owning the
+address. For each stack, in one run:
+
+  baseline  kern-echo --client on k: 1 connection, 64-byte requests one
+            at a time, --requests round trips, no flood
+  flood     the same client, running while `synflood` (built with the
+            synflood target) sends --rounds rounds of --syns spoofed SYNs,
+            one round after the other at full rate, from random hosts of
+            the target's /24 (none answers ARP) into the echo port; the
+            client stops when the last round ends
+
+Reported per phase: round trips, p50/p99/p99.9/max latency (kern-echo's
+histogram, ~3% precision), and the ARP requests the target sent for the
+client's address (tcpdump on k: broadcast = the client's entry was lost
+and re-resolved, unicast = a probe of a known entry); for the flood, the
+SYN rate the sender reached, every ARP request of the target, and tern's
+neighbor-cache counters. Stacks alternate per --repeat so load drifts hit
+both alike. The two CPUs of a small VM are shared by the sender, the
+veths' softirqs, the target and the client: compare rows side by side.
+
+Writes <build-dir>/bench-flood/<date>.json (or --out) and prints a table.
+Needs root (namespaces), tcpdump."""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+from .loss import LIVE, Hosts, kill_live, last_json, stop
+
+TOOLS = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+REPO = os.path.dirname(TOOLS)
+PORT = 7007
+TERN_KEYS = ("arp_request_out", "arp_request_limited", "arp_evicted",
+             "arp_evicted_resolved", "arp_cache_full", "arp_resolve_failed",
+             "arp_pending_full", "arp_pending_expired", "tcp_syn_cookies_sent",
+             "tcp_drop_listen_overflow", "tcp_retransmits")
+# tcpdump -e -nn: "... MAC_S > MAC_D, ethertype ARP ..., Request who-has A tell B"
+ARP_RE = re.compile(r"([0-9a-f:]{17}) > ([0-9a-f:]{17}),.*Request who-has "
+                    r"(\S+?),? (?:\(\S+\) )?tell (\S+?),")
+
+
+class ArpWatch:
+    """tcpdump of the ARP requests arriving on k, with their arrival time
+    (a thread reads its output line by line)."""
+
+    def __init__(self, hosts):
+        self.seen = []     # (monotonic time, dst mac, who-has, tell)
+        self.p = hosts.popen("k", ["tcpdump", "-i", hosts.env["IF_K"], "-Q", "in",
+                                   "-l", "-nn", "-e", "arp"])
+        self.th = threading.Thread(target=self._read, daemon=True)
+        self.th.start()
+        time.sleep(0.5)    # tcpdump attaches its filter
+
+    def _read(self):
+        for line in self.p.stdout:
+            m = ARP_RE.search(line)
+            if m:
+                self.seen.append((time.monotonic(), m.group(2), m.group(3),
+                                  m.group(4)))
+
+    def close(self):
+        if self.p.poll() is None:
+            time.sleep(0.3)
+            os.killpg(self.p.pid, signal.SIGTERM)
+            self.p.wait(10)
+            self.th.join(5)
+
+    def count(self, t0, t1, sender, who=None, broadcast=None):
+        n = 0
+        for t, dst, has, tell in list(self.seen):
+            if not t0 <= t < t1 or tell != sender or (who and has != who):
+                continue
+            if broadcast is not None and (dst == "ff:ff:ff:ff:ff:ff") != broadcast:
+                continue
+            n += 1
+        return n
+
+
+def stop_proc(p):
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, signal.SIGTERM)
+        except OSError:
+            pass
+    return stop(p, 10)
+
+
+def wait_listening(hosts, ip, port, timeout=15):
+    """True once a TCP connect from k to ip:port succeeds."""
+    probe = "import socket,sys; socket.create_connection((sys.argv[1], int(sys.argv[2])), 1)"
+    end = time.time() + timeout
+    while time.time() < end:
+        r = hosts.run("k", [sys.executable, "-c", probe, ip, str(port)],
+                      capture_output=True)
+        if r.returncode == 0:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def client_cmd(a, ip, extra):
+    return [os.path.join(a.build_dir, "bin", "kern-echo"), "--client", "%s:%d" % (ip, PORT),
+            "--conns", "1", "--depth", "1", "--size", "64", "--json"] + extra
+
+
+def lat(rec):
+    keys = ("requests", "p50_us", "p99_us", "p999_us", "max_us", "retransmits")
+    return {k: rec.get(k) for k in keys}
+
+
+def fixed_client(a, hosts, what):
+    """kern-echo --client for exactly --requests round trips."""
+    p = hosts.run("k", client_cmd(a, hosts.env["IP_T"], ["--requests", str(a.requests)]),
+                  capture_output=True, text=True, timeout=300)
+    rec = last_json(p.stdout)
+    if p.returncode != 0 or not rec:
+        raise RuntimeError("%s client: %s" % (what, p.stderr.strip()[-300:]))
+    return rec
+
+
+def flood_rounds(a, hosts, skip):
+    """--rounds synflood runs one after the other; their SYNs per second."""
+    e = hosts.env
+    exe = os.path.join(a.build_dir, "tests", "synflood")
+    rates, syns, secs = [], 0, 0.0
+    for r in range(a.rounds):
+        p = hosts.run("k", [exe, e["IF_K"], e["MAC_K"], e["MAC_T"], e["IP_T"], str(PORT),
+                            str(a.syns), skip, str(r + 1), str(a.procs)],
+                      capture_output=True, text=True, timeout=300)
+        out = p.stdout.split()
+        if p.returncode != 0 or len(out) != 2:
+            raise RuntimeError("synflood: %s" % (p.stderr.strip() or p.stdout.strip()))
+        syns += int(out[0])
+        secs += float(out[1])
+        rates.append(int(out[0]) / max(float(out[1]), 1e-6))
+    return {"syns": syns, "flood_seconds": round(secs, 3),
+            "syns_per_s": int(syns / max(secs, 1e-6)),
+            "syns_per_s_rounds": [int(x) for x in rates]}
+
+
+def one_run(a, hosts, stack):
+    e = hosts.env
+    bindir = os.path.join(a.build_dir, "bin")
+    tern = stack.startswith("tern")
+    hosts.kernel_owns_t(not tern)
+    if tern:
+        server = [os.path.join(bindir, "tern-echo"), "--server", "--port", str(PORT),
+                  "--driver", stack.split("-", 1)[1], "--iface", e["IF_T"],
+                  "--ip", "%s/%s" % (e["IP_T"], e["PREFIX_LEN"]), "--json"]
+    else:
+        server = [os.path.join(bindir, "kern-echo"), "--server", "--port", str(PORT)]
+    rec = {"stack": stack}
+    srv = hosts.popen("t", server)
+    watch = None
+    try:
+        if not wait_listening(hosts, e["IP_T"], PORT):
+            srv_out = stop_proc(srv)
+            raise RuntimeError("server not listening: %s" % (srv_out[1] or "")[-300:])
+        watch = ArpWatch(hosts)
+        skip = "%s,%s" % (e["IP_T"].rsplit(".", 1)[1], e["IP_K"].rsplit(".", 1)[1])
+        # baseline
+        t0 = time.monotonic()
+        base = fixed_client(a, hosts, "no-flood")
+        t1 = time.monotonic()
+        # flood
+        cli = hosts.popen("k", client_cmd(a, e["IP_T"], ["--duration", "3600"]))
+        time.sleep(0.5)
+        t2 = time.monotonic()
+        fl = flood_rounds(a, hosts, skip)
+        t3 = time.monotonic()
+        out, err, rc = stop_proc(cli)
+        during = last_json(out)
+        if rc != 0 or not during:
+            raise RuntimeError("flood client: %s" % (err or "")[-300:])
+        rec["after"] = lat(fixed_client(a, hosts, "after-flood"))
+        watch.close()
+        t4 = time.monotonic()
+        ip_t, ip_k = e["IP_T"], e["IP_K"]
+        rec["baseline"] = lat(base)
+        rec["baseline"]["arp_for_client"] = watch.count(t0, t1, ip_t, ip_k)
+        rec["flood"] = lat(during)
+        rec["flood"].update(fl)
+        rec["flood"]["arp_for_client_broadcast"] = watch.count(t1, t4, ip_t, ip_k, True)
+        rec["flood"]["arp_for_client_unicast"] = watch.count(t1, t4, ip_t, ip_k, False)
+        rec["flood"]["arp_requests"] = watch.count(t2, t4, ip_t)
+        rec["flood"]["client_seconds"] = round(t3 - t1, 2)
+    except (RuntimeError, subprocess.TimeoutExpired) as ex:
+        rec["error"] = str(ex)
+    finally:
+        if watch:
+            watch.close()
+        out, err, _ = stop_proc(srv)
+    if tern:
+        ctr = last_json(out or "").get("counters", {})
+        rec["tern_counters"] = {k: ctr.get(k, 0) for k in TERN_KEYS}
+        rec["tern_counters_all"] = ctr
+        rec["tern_link"] = last_json(out or "").get("link", {})
+    rec["loadavg"] = round(os.getloadavg()[0], 2)
+    return rec
+
+
+def check(runs, stacks):
+    """--check: what must hold whatever the load (no timing). Returns the
+    failures, one line each."""
+    bad = []
+    for s in stacks:
+        mine = [r for r in runs if r["stack"] == s]
+        if not mine:
+            bad.append("%s: did not run" % s)
+        for r in mine:
+            if "error" in r:
+                bad.append("%s: %s" % (s, r["error"]))
+                continue
+            # every round trip completed (kern-echo exits 1 otherwise), and
+            # some during the flood
+            if r["flood"]["requests"] < 1:
+                bad.append("%s: no round trip completed during the flood" % s)
+            if not s.startswith("tern"):
+                continue
+            f, c = r["flood"], r["tern_counters"]
+            n = f["arp_for_client_broadcast"] + f["arp_for_client_unicast"]
+            if n:
+                bad.append("%s: %d ARP requests for the client during/after the flood"
+                           % (s, n))
+            if f["arp_requests"] < 1:
+                bad.append("%s: the capture saw no ARP request for a spoofed source" % s)
+            if c["arp_evicted"] < 1:
+                bad.append("%s: the flood evicted no neighbor entry" % s)
+            if c["arp_evicted_resolved"]:
+                bad.append("%s: %d resolved neighbor entries evicted"
+                           % (s, c["arp_evicted_resolved"]))
+    return bad
+
+
+def fmt_ms(us):
+    return "-" if us is None else "%.3f" % (us / 1000.0)
+
+
+def table(runs):
+    head = ("| stack | phase | round trips | p50 ms | p99 ms | p99.9 ms | max ms | "
+            "SYNs/s | ARP requests (all) | ARP for the client (bcast/ucast) | load |")
+    lines = [head, "|" + "---|" * 11]
+    for r in runs:
+        if "error" in r:
+            lines.append("| %s | error: %s |" % (r["stack"], r["error"][:120]))
+            continue
+        b, f = r["baseline"], r["flood"]
+        lines.append("| %s | no flood | %d | %s | %s | %s | %s | - | - | %d | %.1f |" % (
+            r["stack"], b["requests"], fmt_ms(b["p50_us"]), fmt_ms(b["p99_us"]),
+            fmt_ms(b["p999_us"]), fmt_ms(b["max_us"]), b["arp_for_client"], r["loadavg"]))
+        lines.append("| | flood | %d | %s | %s | %s | %s | %d | %d | %d/%d | |" % (
+            f["requests"], fmt_ms(f["p50_us"]), fmt_ms(f["p99_us"]), fmt_ms(f["p999_us"]),
+            fmt_ms(f["max_us"]), f["syns_per_s"], f["arp_requests"],
+            f["arp_for_client_broadcast"], f["arp_for_client_unicast"]))
+    return "\n".join(lines)
+
+
+def run_all(a, hosts, stacks, runs):
+    """Every stack --repeat times, alternating the order; the hosts are
+    removed whatever happens."""
+    try:
+        hosts.up()
+        for rep in range(a.repeat):
+            for s in (stacks if rep % 2 == 0 else list(reversed(stacks))):
+                runs.append(one_run(a, hosts, s))
+                r = runs[-1]
+                sys.stderr.write("%s: %s\n" % (s, r.get("error") or json.dumps(r.get("flood"))))
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted; writing what ran\n")
+    finally:
+        kill_live()
+        hosts.down()
+
+
+def write_doc(a, doc):
+    stamp = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%S")
+    out = a.out or os.path.join(a.build_dir, "bench-flood", stamp + ".json")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    return out
+
+
+def parser():
+    p = argparse.ArgumentParser(prog="tern bench flood", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--drivers", default="afpacket", metavar="LIST",
+                   help="tern drivers: afpacket, afxdp (default afpacket)")
+    p.add_argument("--no-kern", action="store_true", help="tern rows only")
+    p.add_argument("--requests", type=int, default=20000, metavar="N",
+                   help="round trips of the no-flood phase (default 20000)")
+    p.add_argument("--rounds", type=int, default=10, metavar="N",
+                   help="flood rounds (default 10)")
+    p.add_argument("--syns", type=int, default=50000, metavar="N",
+                   help="spoofed SYNs per round (default 50000)")
+    p.add_argument("--procs", type=int, default=1, metavar="N",
+                   help="synflood sender processes (default 1)")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="runs per stack, alternating the order (default 1)")
+    p.add_argument("--build-dir", default=os.path.join(REPO, "build"), metavar="DIR",
+                   help="CMake build tree with bin/tern-echo, bin/kern-echo, "
+                        "tests/synflood (default build/)")
+    p.add_argument("--check", action="store_true",
+                   help="exit 1 unless every round trip completed, tern never "
+                        "re-resolved or probed the client and evicted only "
+                        "unresolved entries (the ctest; no timing)")
+    p.add_argument("--out", metavar="FILE",
+                   help="JSON file (default <build-dir>/bench-flood/<date>.json)")
+    return p
+
+
+def main(argv):
+    a = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    skip = 77 if a.check else 2      # 77: ctest's SKIP_RETURN_CODE
+    if os.geteuid() != 0:
+        print("SKIP: tern bench flood needs root (network namespaces)")
+        return skip
+    if not shutil.which("tcpdump"):
+        print("SKIP: tern bench flood needs tcpdump (the ARP capture)")
+        return skip
+    for prog in ("bin/tern-echo", "bin/kern-echo", "tests/synflood"):
+        if not os.access(os.path.join(a.build_dir, prog), os.X_OK):
+            sys.stderr.write("tern bench flood: %s/%s not built (cmake --build %s --target "
+                             "tern-echo kern-echo synflood)\n" % (a.build_dir, prog, a.build_dir))
+            return 2
+    stacks = ["tern-" + d for d in a.drivers.split(",") if d]
+    if not a.no_kern:
+        stacks.append("linux")
+    hosts = Hosts("tfl%d" % (os.getpid() % 100000))
+    runs = []
+    doc = {"what": "echo latency during a spoofed-SYN flood (tools/bench/flood.py)",
+           "date": datetime.datetime.utcnow().isoformat() + "Z", "argv": argv,
+           "cpus": os.cpu_count(), "rounds": a.rounds, "syns_per_round": a.syns,
+           "loadavg_start": os.getloadavg(),
+           "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip(),
+           "runs": runs}
+    run_all(a, hosts, stacks, runs)
+    doc["loadavg_end"] = os.getloadavg()
+    out = write_doc(a, doc)
+    print(table(runs))
+    print("\n%d runs, load average %.1f -> %.1f, commit %s, JSON: %s" % (
+        len(runs), doc["loadavg_start"][0], doc["loadavg_end"][0], doc["commit"], out))
+    if a.check:
+        bad = check(runs, stacks)
+        for line in bad:
+            print("FAIL " + line)
+        print("check: %s" % ("FAIL" if bad else "ok"))
+        return 1 if bad else 0
+    return 1 if any("error" in r for r in runs) else 0
