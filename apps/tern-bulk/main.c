@@ -452,14 +452,17 @@ static void iter(rt_core *core)
     for (unsigned e = 0; e < core->nep; e++) {
         if (core->ep[e].role != RT_CLIENT)
             continue;
-        char why[200];
-        tern_addr peer = rt_app_addr(&bo.peer.addr);
+        /* (the counter first: this runs on every turn of a busy loop) */
         if (!bc->failed && bo.mode == MODE_CLIENT &&
-            rt_app_arp_failed(&core->ep[e], &peer, why, sizeof why)) {
-            fprintf(stderr, "%s: %s\n", co.prog, why);
-            bc->failed = true;
-            rt_core_stop(core);
-            return;
+            tern_get_counters(core->ep[e].st)->arp_resolve_failed) {
+            char why[200];
+            tern_addr peer = rt_app_addr(&bo.peer.addr);
+            if (rt_app_arp_failed(&core->ep[e], &peer, why, sizeof why)) {
+                fprintf(stderr, "%s: %s\n", co.prog, why);
+                bc->failed = true;
+                rt_core_stop(core);
+                return;
+            }
         }
         for (unsigned k = 0; k < bc->ncli; k++) {
             cstream *s = &bc->cli[k];

@@ -4,7 +4,9 @@
  *  - a segment that arrives reordered within the reordering window is not
  *    resent, and the reordering is remembered;
  *  - a segment still missing when the window has passed is resent by the
- *    reordering timer, again with no RTO. */
+ *    reordering timer, again with no RTO;
+ *  - one ACK that opens several holes gets each resent once, lowest
+ *    first and before new data, in the pass that ACK triggers. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -98,6 +100,18 @@ static void start(uint32_t n)
     una = p.seq;
 }
 
+/* One round trip later the peer acknowledges all that was sent: the
+ * application hears of every byte, and no RTO ran. */
+static void ack_everything(void)
+{
+    th_advance_us(T, 1000);
+    uint32_t max = ((struct tern_conn *)conn)->snd_max - una;
+    P.ack = una + max;
+    peer_send(&P, F_ACK, NULL, 0);
+    assert_int_equal(acked, max);
+    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+}
+
 static void lost_retransmission(void **s)
 {
     (void)s;
@@ -127,12 +141,7 @@ static void lost_retransmission(void **s)
     assert_true(ctr()->tcp_rack_lost >= 1);
     assert_int_equal(ctr()->tcp_rto_expiries, 0);
     /* it arrives: everything sent so far is acknowledged */
-    th_advance_us(T, 1000);
-    uint32_t max = ((struct tern_conn *)conn)->snd_max - una;
-    P.ack = una + max;
-    peer_send(&P, F_ACK, NULL, 0);
-    assert_int_equal(acked, max);
-    assert_int_equal(ctr()->tcp_rto_expiries, 0);
+    ack_everything();
     assert_int_equal(ctr()->tcp_sack_recoveries, 1);   /* one episode */
 }
 
@@ -207,6 +216,60 @@ static void probes_in_recovery(void **s)
     assert_int_equal(acked, 10 * SEG);
 }
 
+/* Index in the capture of the first data segment starting at segment k,
+ * or -1. */
+static int first_of(uint32_t k)
+{
+    for (unsigned i = 0; i < tp_count(T); i++) {
+        tpkt p;
+        if (tp_get(T, (int)i, &p) && p.len && p.seq == una + k * SEG)
+            return (int)i;
+    }
+    return -1;
+}
+
+/* One ACK reports three holes (segments 1, 3 and 5 of a 10-segment
+ * flight; 2, 4 and 6-9 SACKed): every hole is lost by RFC 6675 at once.
+ * The output pass after that ACK resends each hole once, in order, then
+ * new data as far as the window allows; SACKed data is never resent. */
+static void holes_resent_in_one_pass(void **s)
+{
+    (void)s;
+    start(30);
+    th_advance_us(T, 1000);
+    th_clear(T);
+    uint8_t o[28] = {1, 1, 5, 26};
+    const uint32_t blk[3][2] = {{6, 10}, {4, 5}, {2, 3}};
+    for (int i = 0; i < 3; i++) {
+        th_put32(o + 4 + 8 * i, una + blk[i][0] * SEG);
+        th_put32(o + 8 + 8 * i, una + blk[i][1] * SEG);
+    }
+    P.ack = una + SEG;
+    peer_send_opts(&P, F_ACK, o, sizeof o, NULL, 0);
+    assert_int_equal(ctr()->tcp_sack_recoveries, 1);
+    int h1 = first_of(1), h3 = first_of(3), h5 = first_of(5);
+    assert_int_equal(sent_of(1), 1);
+    assert_int_equal(sent_of(3), 1);
+    assert_int_equal(sent_of(5), 1);
+    assert_true(h1 >= 0 && h1 < h3 && h3 < h5);
+    for (uint32_t k = 2; k < 10; k++)
+        if (k != 3 && k != 5)
+            assert_int_equal(sent_of(k), 0);
+    int n10 = first_of(10);
+    assert_true(n10 > h5);                  /* new data after the holes */
+    /* PRR: pipe is 0 (9 out, 6 SACKed, 3 lost) and 7 segments were
+     * delivered, so 7 may leave: the three holes and four new */
+    unsigned segs = 0;
+    for (unsigned i = 0; i < tp_count(T); i++) {
+        tpkt p;
+        if (tp_get(T, (int)i, &p) && p.len)
+            segs++;
+    }
+    assert_int_equal(segs, 7);
+    /* the holes arrive */
+    ack_everything();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +279,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(reordering_window_passes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(probes_in_recovery, setup, teardown),
+        cmocka_unit_test_setup_teardown(holes_resent_in_one_pass, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

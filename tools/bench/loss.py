@@ -12,6 +12,9 @@ rate, each direction and each stack, one 100 MiB (--bytes) transfer:
         row has kern-bulk --server on t
 
 Both ends of a Linux row are Linux; a tern row has Linux at the far end.
+Whichever the stack, the program on t runs on the last CPU (tern's) and
+the one on k on CPU 0, so the two senders (and receivers) share a CPU
+with the same other work.
 tern senders run once per congestion control in --tern-cc (tern-bulk --cc;
 default cubic,bbr); a tern receiver uses the first.
 Linux rows run once per congestion control in --kern-cc (CUBIC, as tern,
@@ -207,20 +210,24 @@ def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
     server_side = "k" if direction == "send" else "t"
     client_side = "t" if direction == "send" else "k"
     server_ip = e["IP_K"] if direction == "send" else e["IP_T"]
+    # like with like: whichever stack, the program on t (tern's side) runs
+    # on tern's CPU and the one on k on the kernel's, so a Linux sender
+    # shares its CPU with the same load a tern sender does
+    cpu_of = {"t": a.tern_cpu, "k": a.kern_cpu}
     if tern and direction == "recv":
         server = [os.path.join(bindir, "tern-bulk"), "--server", "--once",
                   "--port", str(port), "--verify", "pattern"] + tern_flags
     else:
         # the clients send the pattern: the server checks every byte (its
         # default, hash, needs the client's digest, which it never sees)
-        server = ["taskset", "-c", str(a.kern_cpu), os.path.join(bindir, "kern-bulk"),
+        server = ["taskset", "-c", str(cpu_of[server_side]), os.path.join(bindir, "kern-bulk"),
                   "--server", "--once", "--port", str(port), "--verify", "pattern",
                   "--json"]
     if tern and direction == "send":
         client = [os.path.join(bindir, "tern-bulk"), "--client",
                   addr.hostport(server_ip, port), "--bytes", nbytes] + tern_flags
     else:
-        client = ["taskset", "-c", str(a.kern_cpu if not tern else a.tern_cpu),
+        client = ["taskset", "-c", str(cpu_of[client_side]),
                   os.path.join(bindir, "kern-bulk"), "--client",
                   addr.hostport(server_ip, port), "--bytes", nbytes, "--json"]
     sp = hosts.popen(server_side, server)

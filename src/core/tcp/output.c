@@ -745,14 +745,22 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
         return;
     bool sack_rec = (c->flags & (TF_RECOVERY | TF_SACK)) ==
                     (TF_RECOVERY | TF_SACK);
+    /* In a SACK recovery pipe is one walk of the holes' buffers: it is
+     * taken once and then grows by what each send puts in flight (a part
+     * resent stops being lost, new data was not counted). Once no hole is
+     * left to resend, sending new data makes none: no further walks. */
+    uint32_t pipe = sack_rec ? sb_pipe(c, c->mss) : 0;
+    uint64_t sent0 = c->bytes_sent;
+    bool holes = sack_rec;
     for (;;) {
-        uint32_t inflight = sack_rec ? sb_pipe(c, c->mss)
+        uint32_t inflight = sack_rec ? pipe + (uint32_t)(c->bytes_sent - sent0)
                                      : c->snd_nxt - c->snd_una;
         if (sack_rec) {
             if (inflight + c->mss > c->cwnd)
                 break;
-            if (sack_rexmit(st, c))
+            if (holes && sack_rexmit(st, c))
                 continue;
+            holes = false;
         }
         uint32_t seq = c->snd_nxt;
         if (c->nsb && seq_lt(seq, c->snd_max)) {
