@@ -164,11 +164,11 @@ mkns() {
     nsx "$1" ip link set lo up
 }
 
-# A quiet end of the wire: no offloads, no IPv6, up.
-# The bridge's ports take the kernel's link events before they forward; on
-# a busy machine that can take seconds, and a first frame sent meanwhile
-# is lost. Wait (up to 10 s) until every port with a carrier forwards (a
-# tap has none until tern opens it).
+# The bridge's ports forward only once the kernel has handled their
+# carrier event (which also gives the port its queue); on a busy machine
+# that can take seconds, and a first frame sent meanwhile is lost. Called
+# when both ends of every veth are up: wait (up to 10 s) until every port
+# with a carrier forwards (a tap has none until tern opens it).
 wait_forwarding() { # wait_forwarding NS BRIDGE
     i=0
     while [ $i -lt 100 ]; do
@@ -182,6 +182,7 @@ wait_forwarding() { # wait_forwarding NS BRIDGE
     echo "netns.sh: warning: bridge $2 ports not all forwarding after 10 s" >&2
 }
 
+# A quiet end of the wire: no offloads, no IPv6, up.
 port_setup() { # port_setup NS IF
     offloads_off "$1" "$2"
     ipv6_off "$1" "$2"
@@ -255,8 +256,9 @@ do_up() {
         MAC_T=$(mac_of "$NS_T" "$IF_T")
     fi
     [ "$WIRE" = 1 ] && nsx "$NS_W" ip link set "$br" up
-    [ "$WIRE" = 1 ] && wait_forwarding "$NS_W" "$br"
     port_setup "$NS_K" "$IF_K"
+    # The kernel side's port gets its carrier only now, with IF_K up.
+    [ "$WIRE" = 1 ] && wait_forwarding "$NS_W" "$br"
     nsx "$NS_K" ip addr add 198.18.0.1/24 dev "$IF_K"
     ipv6_peer "$NS_K" "$IF_K"
     MAC_K=$(mac_of "$NS_K" "$IF_K")

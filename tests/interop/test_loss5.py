@@ -110,11 +110,19 @@ class Loss5(unittest.TestCase):
         srv = self.start(h.ns_k, [prog("kern-bulk"), "--server", "--once",
                                   "--port", "5201", "--verify", "pattern",
                                   "--json"], "kern-bulk server")
-        time.sleep(0.5)
+        self.assertTrue(it.wait_listen(h.ns_k, 5201),
+                        "kern-bulk did not listen:\n" + srv.describe())
         t = time.time()
-        cli = self.start(h.ns_t, [prog("tern-bulk"), "--client",
-                                  "%s:5201" % h.ip_k, "--bytes", str(BYTES)]
-                         + tern_flags(h), "tern-bulk client")
+        argv = [prog("tern-bulk"), "--client", "%s:5201" % h.ip_k,
+                "--bytes", str(BYTES)] + tern_flags(h)
+        cli = self.start(h.ns_t, argv, "tern-bulk client")
+        if cli.wait(BOUND_S) != 0 and "does not answer ARP" in cli.err:
+            # The wire drops ARP frames too: all 3 exchanges of tern's
+            # resolution lost (about 1 run in 1,000 at 5% each way) makes
+            # the client give up before any TCP. Once more, said in the log.
+            log("tern-bulk's 3 ARP requests went unanswered on the lossy "
+                "wire: starting it once more")
+            cli = self.start(h.ns_t, argv, "tern-bulk client")
         rep = self.finish(cli, "tern -> Linux")
         got = self.finish(srv, "kern-bulk --server --once")
         c = rep.get("counters", {})
