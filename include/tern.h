@@ -397,7 +397,10 @@ enum tern_cc {
 typedef struct tern_config {
     /* Interface identity. */
     uint8_t mac[6];
-    uint32_t ip;              /* our address */
+    uint32_t ip;              /* our IPv4 address; 0 = no IPv4 (an
+                                 IPv6-only stack: IPv4 and ARP frames are
+                                 dropped as an unknown EtherType and IPv4
+                                 destinations get TERN_EAFNOSUPPORT) */
     uint8_t prefix_len;       /* on-link prefix, e.g. 24 */
     uint32_t gateway;         /* default route, 0 = none (on-link only) */
     uint16_t mtu;             /* IP MTU, default 1500 */
@@ -582,7 +585,8 @@ enum tern_err {
     TERN_ENOBUFS = 7,    /* the buffer pool is empty or down to its receive
                             reserve; wait for `writable` */
     TERN_EAFNOSUPPORT = 8, /* address family not supported (an IPv6
-                              destination on a build or config without it) */
+                              destination on a config without IPv6, an
+                              IPv4 one on a config without cfg.ip) */
 };
 
 /* A short text for a tern_err, positive or negated (e.g. -TERN_EAGAIN gives
@@ -597,11 +601,18 @@ size_t tern_stack_size(const tern_config *cfg);
 /* The alignment the instance memory must have (a cache line). */
 #define TERN_STACK_ALIGN 64
 
+/* What tern_stack_init would refuse in `cfg`, in words (e.g. "no address:
+ * set ip (IPv4), or ip6[] (IPv6) ..."), or NULL when the config is valid.
+ * A stack needs an IPv4 address (cfg.ip), an IPv6 one (cfg.ip6[], or
+ * ip6_enable with the link-local address), or both. */
+const char *tern_config_check(const tern_config *cfg);
+
 /*
  * Build an instance in `mem` (tern_stack_size(cfg) bytes, TERN_STACK_ALIGN
  * aligned). Returns NULL and sets *err (if not NULL) to a tern_err when the
- * config is invalid (TERN_EINVAL, also for misaligned mem) or mem too small
- * (TERN_ENOMEM). The config is copied; nothing else is allocated.
+ * config is invalid (TERN_EINVAL, also for misaligned mem; see
+ * tern_config_check for why) or mem too small (TERN_ENOMEM). The config is
+ * copied; nothing else is allocated.
  */
 tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
                             int *err);
@@ -715,10 +726,11 @@ size_t tern_udp_len(const tern_buf *buf, size_t len);
 size_t tern_udp_copy(const tern_buf *buf, const uint8_t *data, size_t len,
                      void *out, size_t cap);
 
-/* Send `len` bytes copied from `data` to dst (IPv4 now; an IPv6 dst gives
- * -TERN_EAFNOSUPPORT, -TERN_EINVAL for a NULL dst or an unknown family).
+/* Send `len` bytes copied from `data` to dst, IPv4 or IPv6
+ * (-TERN_EAFNOSUPPORT for a family the config has no address of,
+ * -TERN_EINVAL for a NULL dst or an unknown family).
  * A datagram larger than the MTU
- * leaves in IPv4 fragments (it must fit in one buffer; -TERN_EMSGSIZE
+ * leaves in fragments (it must fit in one buffer; -TERN_EMSGSIZE
  * otherwise, -TERN_ENOBUFS when the pool has too few buffers for the
  * fragments, counted in ip_drop_frag_out). Returns 0 or -tern_err. */
 int tern_udp_send(tern_stack *st, uint16_t src_port, const tern_addr *dst,
@@ -755,7 +767,8 @@ int tern_tcp_unlisten(tern_stack *st, uint16_t port);
  * (*err set): TERN_EINVAL for port 0 or a destination that is not a unicast
  * host (0/8, 127/8, multicast, class E, broadcast, our own address) or off
  * the subnet without a gateway, or a NULL dst; TERN_EAFNOSUPPORT for an
- * IPv6 dst where IPv6 is not supported; TERN_EADDRINUSE; TERN_ENOMEM when
+ * IPv6 dst on a config without IPv6 or an IPv4 one on a config without
+ * cfg.ip; TERN_EADDRINUSE; TERN_ENOMEM when
  * the conn table is full. */
 tern_conn *tern_tcp_connect(tern_stack *st, const tern_addr *dst,
                             uint16_t dst_port, uint16_t local_port, void *user,

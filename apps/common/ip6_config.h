@@ -3,6 +3,7 @@
 #ifndef APPS_IP6_CONFIG_H
 #define APPS_IP6_CONFIG_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "endpoint.h"
@@ -23,7 +24,8 @@ static inline void app_ip6_config(const common_opts *co, tern_config *cfg)
 }
 
 /* " [ADDR6]:PORT" when --ip6 was given, else "": for the servers' banner
- * (out holds EP_STRLEN + 1). */
+ * (out holds EP_STRLEN + 1). APP_ENDPOINTS_LEN: room for both families. */
+#define APP_ENDPOINTS_LEN (24 + EP_STRLEN + 1)
 static inline char *app_ip6_endpoint(const common_opts *co, unsigned port,
                                      char *out)
 {
@@ -34,6 +36,21 @@ static inline char *app_ip6_endpoint(const common_opts *co, unsigned port,
         out[0] = ' ';
         ep_format(&e, out + 1);
     }
+    return out;
+}
+
+/* "A.B.C.D:PORT [ADDR6]:PORT", the addresses a server listens on; only
+ * the IPv6 one on an IPv6-only stack (no IPv4 address: co->ip 0). */
+static inline char *app_endpoints(const common_opts *co, unsigned port,
+                                  char out[APP_ENDPOINTS_LEN])
+{
+    char a[16], a6[EP_STRLEN + 1];
+    app_ip6_endpoint(co, port, a6);
+    if (co->ip)
+        snprintf(out, APP_ENDPOINTS_LEN, "%s:%u%s",
+                 tern_ip4_format(co->ip, a), port, a6);
+    else
+        snprintf(out, APP_ENDPOINTS_LEN, "%s", a6[0] ? a6 + 1 : "");
     return out;
 }
 

@@ -156,13 +156,15 @@ static const opt_def *common_table(common_opts *co)
         OPT("iface", OT_STR, &co->iface, "NAME", "network interface to open",
          .seen = &co->seen_iface),
         OPT("ip", OT_CUSTOM, co, "ADDR/PREFIX",
-         "our address (default 198.18.0.2/24)", .parse = p_ip_prefix,
+         "our IPv4 address (default 198.18.0.2/24; none when --ip6 is "
+         "given without it: IPv6 only)", .parse = p_ip_prefix,
          .seen = &co->seen_ip),
         OPT("gw", OT_CUSTOM, &co->gw, "ADDR", "default gateway", .parse = p_ip,
          .seen = &co->seen_gw),
         OPT("ip6", OT_CUSTOM, co, "ADDR/PREFIX",
-         "an IPv6 address of ours besides the IPv4 one, e.g. "
-         "2001:db8::2/64 (the link-local one comes from the MAC)",
+         "an IPv6 address of ours, e.g. 2001:db8::2/64 (the link-local "
+         "one comes from the MAC); alone, without --ip, the stack has no "
+         "IPv4",
          .parse = p_ip6_prefix, .seen = &co->seen_ip6),
         OPT("gw6", OT_CUSTOM, co, "ADDR",
          "IPv6 default router (its link-local address)", .parse = p_gw6,
@@ -380,6 +382,12 @@ static void check_family(common_opts *co)
         if ((co->seen_ip6 || co->seen_gw6) && !strcmp(co->driver, "mem"))
             opts_fail(co, "--ip6/--gw6 need a real driver (the mem link's "
                           "two ends have fixed IPv4 addresses)");
+        /* --ip6 without --ip: an IPv6-only stack (no IPv4 address) */
+        if (co->seen_ip6 && !co->seen_ip && strcmp(co->driver, "mem"))
+            co->ip = 0;
+        if (co->seen_gw && !co->ip)
+            opts_fail(co, "--gw needs an IPv4 address of ours (--ip); with "
+                          "--ip6 alone the stack is IPv6 only (use --gw6)");
     }
 }
 

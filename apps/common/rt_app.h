@@ -121,10 +121,10 @@ static inline bool rt_app_dad_wait(const tern_addr *dst, int err,
 static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
                                  const char *what, unsigned port)
 {
-    char a[16], a6[EP_STRLEN + 1];
-    snprintf(out, n, "%s %s:%u%s on %s %s (Ctrl-C prints the figures)", what,
-             tern_ip4_format(co->ip, a), port, app_ip6_endpoint(co, port, a6),
-             co->driver, co->iface ? co->iface : "");
+    char a[APP_ENDPOINTS_LEN];
+    snprintf(out, n, "%s %s on %s %s (Ctrl-C prints the figures)", what,
+             app_endpoints(co, port, a), co->driver,
+             co->iface ? co->iface : "");
 }
 
 /* "connect to A.B.C.D:P: <why>", with what to check for the usual IPv4
@@ -137,11 +137,17 @@ static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
     const rt_params *p = rt_params_of(ep->core->rt);
     uint32_t mask = p->prefix ? ~0u << (32 - p->prefix) : 0;
     uint32_t dst = to->family == TERN_AF_INET ? to->u.v4 : ep->ip;
-    bool off_link = ((dst ^ ep->ip) & mask) != 0 && !p->gw && ep->dev;
+    bool off_link = ((dst ^ ep->ip) & mask) != 0 && !p->gw && ep->dev &&
+                    to->family == TERN_AF_INET;
     int k = snprintf(msg, n, "connect to %s: %s",
                      rt_app_hostport(to, port, at, sizeof at),
                      tern_strerror(err));
-    if (off_link && k > 0 && (size_t)k < n)
+    if (err == TERN_EAFNOSUPPORT && k > 0 && (size_t)k < n)
+        snprintf(msg + k, n - (size_t)k, " (%s)",
+                 to->family == TERN_AF_INET
+                     ? "this stack has no IPv4 address: give --ip"
+                     : "this stack has no IPv6 address: give --ip6");
+    else if (off_link && k > 0 && (size_t)k < n)
         snprintf(msg + k, n - (size_t)k, " (outside %s/%u and no --gateway)",
                  tern_ip4_format(ep->ip & mask, me), (unsigned)p->prefix);
 }

@@ -392,11 +392,10 @@ int main(int argc, char **argv)
     rc.loop = loop;
     rc.work = work;
     if (!co.json) {
-        char ip[16], ip6[EP_STRLEN + 1];
-        fprintf(stderr, "%s: serving %s:%u%s on %s %s (Ctrl-C prints the "
-                "figures)\n", co.prog, fmt_ip4(co.ip, ip), (unsigned)ko.port,
-                app_ip6_endpoint(&co, (unsigned)ko.port, ip6), co.driver,
-                co.iface ? co.iface : "");
+        char at[APP_ENDPOINTS_LEN];
+        fprintf(stderr, "%s: serving %s on %s %s (Ctrl-C prints the "
+                "figures)\n", co.prog, app_endpoints(&co, (unsigned)ko.port, at),
+                co.driver, co.iface ? co.iface : "");
     }
     char err[256];
     int rc_ = tern_rt_run(&rc, err, sizeof err);

@@ -6,12 +6,14 @@
 
 /* The IPv4 address of an API destination into *ip: 0, -TERN_EINVAL for
  * NULL or an unknown family, -TERN_EAFNOSUPPORT for IPv6 (the caller takes
- * its IPv6 path before asking, where it has one). */
-static inline int addr_dst_v4(const tern_addr *a, uint32_t *ip)
+ * its IPv6 path before asking, where it has one) and for IPv4 on a stack
+ * without an IPv4 address (our_ip 0). */
+static inline int addr_dst_v4(const tern_addr *a, uint32_t our_ip,
+                              uint32_t *ip)
 {
     if (!a)
         return -TERN_EINVAL;
-    if (a->family == TERN_AF_INET6)
+    if (a->family == TERN_AF_INET6 || (a->family == TERN_AF_INET && !our_ip))
         return -TERN_EAFNOSUPPORT;
     if (a->family != TERN_AF_INET)
         return -TERN_EINVAL;

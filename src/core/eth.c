@@ -41,9 +41,11 @@ void eth_input(tern_stack *st, tern_buf *b)
     uint16_t type = rd16(h + 12);
     b->data += ETH_HDR_LEN;
     b->len -= ETH_HDR_LEN;
-    if (type == ETH_TYPE_IPV4) {
+    /* a stack without an IPv4 address (cfg.ip 0) drops IPv4 and ARP as
+     * one without IPv6 drops IPv6: as an unknown EtherType */
+    if (type == ETH_TYPE_IPV4 && st->cfg.ip) {
         ip4_input(st, b);
-    } else if (type == ETH_TYPE_ARP) {
+    } else if (type == ETH_TYPE_ARP && st->cfg.ip) {
         arp_input(st, b);
     } else if (type == ETH_TYPE_IPV6 && st->ip6) {
         ip6_input(st, b);

@@ -149,7 +149,7 @@ int tern_icmp_echo(tern_stack *st, const tern_addr *dst, uint16_t id,
     if (dst && dst->family == TERN_AF_INET6)
         return icmp6_echo(st, dst->u.v6, id, seq, data, len);
     uint32_t dst_ip;
-    int e = addr_dst_v4(dst, &dst_ip);
+    int e = addr_dst_v4(dst, st->cfg.ip, &dst_ip);
     if (e)
         return e;
     if (len + ICMP_HDR_LEN + IP4_HDR_LEN > 0xffff)

@@ -49,23 +49,53 @@ static void fill_defaults(tern_config *c)
 #undef DEF
 }
 
-/* IPv6 addresses: at most TERN_MAX_IP6, unicast, prefixes <= 128. */
-static bool ip6_config_valid(const tern_config *c)
+/* Whether the config gives the stack an IPv6 address of its own: a
+ * global one, the link-local one, or one Router Advertisements bring. */
+static bool ip6_has_address(const tern_config *c)
 {
-    if (c->n_ip6 > TERN_MAX_IP6)
-        return false;
-    for (unsigned i = 0; i < c->n_ip6; i++)
-        if (!ip6_unicast_ok(c->ip6[i]) || c->ip6_prefix_len[i] > 128)
-            return false;
-    return true;
+    return c->n_ip6 > 0 ||
+           (c->ip6_enable && (!c->ip6_no_link_local || c->ip6_accept_ra));
 }
 
-static bool config_valid(const tern_config *c)
+/* What is wrong with a config whose defaults are filled, in words; NULL
+ * when nothing is. */
+static const char *config_problem(const tern_config *c)
 {
-    return ip6_config_valid(c) && c->buf_ops.alloc && c->buf_ops.free && c->tx && c->ip != 0 &&
-           c->prefix_len <= 32 && c->mtu >= 576 && c->mtu <= 9000 &&
-           c->rss_reta_size <= 512 && c->rss_queue < c->rss_queues &&
-           (c->rss_queues <= 1 || c->rss_reta_size > 0);
+    if (!c->buf_ops.alloc || !c->buf_ops.free)
+        return "buf_ops.alloc and buf_ops.free are required";
+    if (!c->tx)
+        return "tx is required";
+    if (!c->ip && !ip6_has_address(c))
+        return "no address: set ip (IPv4), or ip6[] (IPv6) or ip6_enable "
+               "with the link-local address";
+    if (c->prefix_len > 32)
+        return "prefix_len is over 32";
+    if (c->n_ip6 > TERN_MAX_IP6)
+        return "n_ip6 is over TERN_MAX_IP6";
+    for (unsigned i = 0; i < c->n_ip6; i++) {
+        if (!ip6_unicast_ok(c->ip6[i]))
+            return "an ip6[] address is not unicast";
+        if (c->ip6_prefix_len[i] > 128)
+            return "an ip6_prefix_len is over 128";
+    }
+    if (c->mtu < 576 || c->mtu > 9000)
+        return "mtu is outside 576..9000";
+    if (c->rss_reta_size > 512)
+        return "rss_reta_size is over 512";
+    if (c->rss_queue >= c->rss_queues)
+        return "rss_queue is not below rss_queues";
+    if (c->rss_queues > 1 && !c->rss_reta_size)
+        return "rss_queues over 1 needs rss_reta";
+    return NULL;
+}
+
+const char *tern_config_check(const tern_config *cfg)
+{
+    if (!cfg)
+        return "no config";
+    tern_config c = *cfg;
+    fill_defaults(&c);
+    return config_problem(&c);
 }
 
 void *carve_take(carve *c, size_t size, size_t align)
@@ -106,7 +136,7 @@ tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
     tern_config c = *cfg;
     fill_defaults(&c);
     int e = TERN_OK;
-    if (!mem || ((uintptr_t)mem & (TERN_STACK_ALIGN - 1)) || !config_valid(&c))
+    if (!mem || ((uintptr_t)mem & (TERN_STACK_ALIGN - 1)) || config_problem(&c))
         e = TERN_EINVAL;
     else if (size < tern_stack_size(&c))
         e = TERN_ENOMEM;
@@ -123,7 +153,9 @@ tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
     }
     st->send_floor = 2 * st->cfg.rx_reserve_bufs;
     st->netmask = c.prefix_len ? ~0u << (32 - c.prefix_len) : 0;
-    st->bcast = (c.ip & st->netmask) | ~st->netmask;
+    /* without IPv4, 0: the receive path's "to us and not broadcast" test
+     * then refuses every IPv4 destination, 0.0.0.0 included */
+    st->bcast = c.ip ? (c.ip & st->netmask) | ~st->netmask : 0;
     st->icmp_tokens = c.icmp_rate_per_sec;
     carve cv = {mem, 0};
     layout(st, &c, &cv);

@@ -207,7 +207,7 @@ int tern_udp_send_buf(tern_stack *st, uint16_t src_port, const tern_addr *dst,
     if (dst && dst->family == TERN_AF_INET6)
         return udp_send6(st, src_port, dst->u.v6, dst_port, b);
     uint32_t dst_ip;
-    int e = addr_dst_v4(dst, &dst_ip);
+    int e = addr_dst_v4(dst, st->cfg.ip, &dst_ip);
     if (e) {
         tern_buf_release(st, b);
         return e;
@@ -231,8 +231,9 @@ int tern_udp_send(tern_stack *st, uint16_t src_port, const tern_addr *dst,
                   uint16_t dst_port, const void *data, size_t len)
 {
     uint32_t dst_ip, ip_hdr = IP4_HDR_LEN;
-    int e = addr_dst_v4(dst, &dst_ip);
-    if (e == -TERN_EAFNOSUPPORT && st->ip6)
+    int e = addr_dst_v4(dst, st->cfg.ip, &dst_ip);
+    if (e == -TERN_EAFNOSUPPORT && dst->family == TERN_AF_INET6 &&
+        st->ip6)
         ip_hdr = 0;             /* IPv6: the payload length excludes it */
     else if (e)
         return e;

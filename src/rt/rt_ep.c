@@ -121,9 +121,10 @@ static int ep_stack_init(rt_ep *ep, tern_config *cfg)
     int err = 0;
     ep->st = tern_stack_init(ep->mem, size, cfg, &err);
     if (!ep->st) {
+        const char *why = tern_config_check(cfg);
         snprintf(c->errmsg, sizeof c->errmsg,
                  "core %u: cannot build the stack: %s", c->idx,
-                 tern_strerror(err));
+                 why ? why : tern_strerror(err));
         return -1;
     }
     tern_set_user(ep->st, ep);

@@ -63,6 +63,10 @@ class Flags(unittest.TestCase):
                       "198.18.0.1")
         self.bad_says("need a real driver", "tern-echo", "--ip6",
                       "2001:db8::2/64")
+        # --ip6 alone makes an IPv6-only stack: an IPv4 gateway is refused
+        self.bad_says("IPv6 only", "tern-echo", "--driver", "afpacket",
+                      "--iface", "lo", "--server", "--ip6", "2001:db8::2/64", "--gw",
+                      "198.18.0.1")
         r = run(["kern-echo", "--ip6", "2001:db8::2/64", "--requests", "10"],
                 timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -74,6 +74,8 @@ static int connect_check(tern_stack *st, const tern_addr *dst,
             return TERN_EADDRINUSE;
     } else if (dst->family == TERN_AF_INET) {
         uint32_t ip = dst->u.v4;
+        if (!st->cfg.ip)
+            return TERN_EAFNOSUPPORT;
         if (!ip4_src_ok(st, ip) || (!ip4_is_local(st, ip) && !st->cfg.gateway))
             return TERN_EINVAL;
         if (local_port && conn_lookup(st, ip, dst_port, local_port))
