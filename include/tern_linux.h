@@ -178,6 +178,14 @@ typedef struct tern_rt_config {
     unsigned ncpus;
     bool busy_poll;        /* spin on the queue; false: sleep until a frame
                               or the stack's next deadline */
+    /* Without busy_poll: after a turn that received frames, keep polling
+     * the queue up to spin_us microseconds before sleeping, as Linux's
+     * SO_BUSY_POLL does for a socket. The window adapts: it grows while
+     * the next frame comes within spin_us of the last (a spin that long
+     * saves the sleep and the wake-up) and shrinks to none when frames
+     * come further apart, so an idle thread sleeps at once. The spun time
+     * is CPU time: it buys latency with CPU. 0 = sleep at once. */
+    unsigned spin_us;
     /* Software steering over the CPUs (see above); steer_queues: device
      * queues to read, 1 .. ncpus (0 = 1). Ignored with one CPU. */
     bool steer;
@@ -235,6 +243,8 @@ typedef struct tern_rt_core_stats {
     uint64_t loops;            /* turns of its loop */
     uint64_t rx_frames;        /* frames handed to its stack */
     uint64_t sleeps;           /* times it slept (not busy_poll) */
+    uint64_t spin_hits;        /* turns whose frames came while it spun
+                                  (spin_us) instead of sleeping */
     /* Software steering (zero without): frames of its queue kept, handed
      * to other cores, taken from them, sent to every core (ARP), lost to
      * a full ring or to no buffer for a copy; transmit bursts handed to

@@ -184,7 +184,9 @@ static const opt_def *common_table(common_opts *co)
         OPT("epoll-timeout", OT_MS, &g_timeout, "MS",
          "same as --poll-timeout", .seen = &g_seen_timeout),
         OPT("busy-poll", OT_UINT, &co->busy_poll_us, "US",
-         "kern: SO_BUSY_POLL microseconds on every socket", .max = 1000000,
+         "kern: SO_BUSY_POLL microseconds on every socket; tern: spin up "
+         "to US after the last frame before sleeping (adaptive)",
+         .max = 1000000,
          .seen = &co->seen_busy_poll),
         OPT("pcap", OT_STR, &co->pcap, "FILE", "capture every frame to FILE",
          .seen = &co->seen_pcap),
@@ -369,9 +371,11 @@ static void check_family(common_opts *co)
         if ((co->seen_fault || co->seen_offload) && strcmp(co->driver, "mem"))
             opts_fail(co, "--loss/--dup/--reorder/--corrupt/--delay-us/--offload "
                           "need --driver mem");
-        if (co->seen_busy_poll)
-            fprintf(stderr, "%s: note: --busy-poll is for kern programs, "
-                            "ignored (use --poll busy)\n", co->prog);
+        if (co->seen_busy_poll && (co->poll == POLL_BUSY ||
+                                   !strcmp(co->driver, "mem")))
+            fprintf(stderr, "%s: note: --busy-poll (spin before sleeping) "
+                            "does nothing when the loop never sleeps "
+                            "(--poll busy, --driver mem)\n", co->prog);
         if (co->steer && !strcmp(co->driver, "mem"))
             opts_fail(co, "--steer needs a real driver (mem gives every core "
                           "its own link)");

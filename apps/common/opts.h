@@ -76,7 +76,7 @@ typedef struct common_opts {
     unsigned ncores;
     int poll;             /* POLL_BUSY / POLL_BLOCK */
     long poll_timeout_ms; /* -1: tern = until the stack's deadline, kern = forever */
-    uint64_t busy_poll_us; /* kern: SO_BUSY_POLL */
+    uint64_t busy_poll_us; /* kern: SO_BUSY_POLL; tern: rt spin_us */
     const char *pcap;
     bool json;
     /* mem link faults and offloads (tern --driver mem only) */

@@ -37,6 +37,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
     p->cores = co->cores;
     p->ncores = co->ncores;
     p->busy = co->poll == POLL_BUSY;
+    p->spin_us = (uint32_t)co->busy_poll_us;
     p->poll_timeout_ms = co->poll_timeout_ms;
     p->pcap = co->pcap;
     p->role = role;

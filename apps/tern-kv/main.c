@@ -304,13 +304,15 @@ static void report_out(void)
     tern_rt_core_stats s;
     tern_counters all;
     memset(&all, 0, sizeof all);
-    uint64_t conns = 0;
+    uint64_t conns = 0, sleeps = 0, spin_hits = 0;
     double best = 0, share = 1, rate_full = 0, rate_all = 0;
     for (unsigned i = 0; i < n; i++) {
         if (tern_rt_get_core_stats(i, &s))
             continue;
         add_counters(&all, &s.counters);
         conns += s.conns;
+        sleeps += s.sleeps;
+        spin_hits += s.spin_hits;
         best = s.best_ghz > best ? s.best_ghz : best;
         share = s.full_share < share ? s.full_share : share;
         rate_full += s.rate_full;
@@ -323,6 +325,10 @@ static void report_out(void)
     kv_report(&rp, srv, &ko);
     rep_u64(&rp, "retransmits", all.tcp_retransmits);
     rep_u64(&rp, "tcp_conns", conns);
+    /* How the loops waited: sleeps, and turns whose frames came while
+     * spinning (--busy-poll) instead of after a wake-up. */
+    rep_u64(&rp, "sleeps", sleeps);
+    rep_u64(&rp, "spin_hits", spin_hits);
     tern_rt_link_stats ls;
     if (tern_rt_get_link_stats(&ls) == 0) {
         rep_obj_begin(&rp, "link");
@@ -384,6 +390,7 @@ int main(int argc, char **argv)
     rc.cpus = co.cores;
     rc.ncpus = co.ncores;
     rc.busy_poll = co.poll == POLL_BUSY;
+    rc.spin_us = (unsigned)co.busy_poll_us;
     rc.steer = co.steer;
     rc.steer_queues = (unsigned)co.steer_queues;
     rc.pool_size = (unsigned)ko.pool_size;

@@ -77,6 +77,10 @@ struct rt_core {
     volatile bool stop;    /* this core only */
     /* loop statistics */
     uint64_t iterations, rx_frames, sleeps;
+    /* adaptive spin before sleeping (rt_params.spin_us, rt_loop.c): the
+     * current window, the clock of the last turn with frames, and the
+     * turns that found frames while spinning */
+    uint64_t spin_win, last_rx, spin_hits;
     speed_stats speed;     /* host speed windows of the loop (speed.h) */
     /* software steering (rt_params.steer): transmit frames handed to the
      * queue owner, and those a full ring dropped */
@@ -125,6 +129,10 @@ typedef struct rt_params {
     const unsigned *cores; /* CPUs, one thread each */
     unsigned ncores;
     bool busy;             /* spin rather than sleep */
+    /* Block mode: after a turn with frames, keep polling up to spin_us
+     * microseconds before sleeping; the window adapts to how soon the
+     * next frame came (rt_loop.c). 0 = sleep at once. */
+    uint32_t spin_us;
     long poll_timeout_ms;  /* block mode: fixed timeout, -1 = deadline */
     const char *pcap;      /* capture file or NULL */
     int role;              /* real drivers: the role of each core's endpoint */

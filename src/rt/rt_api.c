@@ -68,6 +68,7 @@ static void core_stats(rt *r, rt_core *c, bool final, tern_rt_core_stats *o)
     o->loops = c->iterations;
     o->rx_frames = c->rx_frames;
     o->sleeps = c->sleeps;
+    o->spin_hits = c->spin_hits;
     const steer_stats *s = rt_steer_stats(r, c->idx);
     if (s) {
         o->steer_kept = s->kept;
@@ -140,6 +141,7 @@ int tern_rt_run(const tern_rt_config *cfg, char *err, size_t errlen)
     p.cores = cfg->cpus ? cfg->cpus : &one;
     p.ncores = cfg->cpus ? cfg->ncpus : 1;
     p.busy = cfg->busy_poll;
+    p.spin_us = cfg->spin_us;
     p.poll_timeout_ms = -1;
     p.role = RT_SERVER;
     p.pool_size = cfg->pool_size;

@@ -1,6 +1,7 @@
 /* rt_loop.c - the per-core loop: rx burst -> tern_input -> app iter ->
  * tern_poll -> sleep (block mode) or spin (busy mode). The clock is read once
- * per iteration; apps stamp their requests with core->now. */
+ * per iteration; apps stamp their requests with core->now. Block mode with
+ * rt_params.spin_us first spins a while after the last frame (spin_adapt). */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -8,8 +9,9 @@
 
 #include "rt_int.h"
 
-/* Sleep until traffic on a driver fd, the stop event, or `next`. */
-static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
+/* Sleep until traffic on a driver fd, the stop event, or `next`; false
+ * when it did not sleep (a deadline is due, or a link cannot wake us). */
+static bool core_sleep(rt_core *c, uint64_t next, uint64_t now)
 {
     rt *r = c->rt;
     struct pollfd fds[RT_MAX_EPS + 2];
@@ -19,7 +21,7 @@ static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
             break;             /* steering: no queue, the rings wake us */
         int fd = rt_ep_wait_fd(&c->ep[i]);
         if (fd < 0)
-            return;            /* this link cannot wake us: keep spinning */
+            return false;      /* this link cannot wake us: keep spinning */
         fds[n++] = (struct pollfd){.fd = fd, .events = POLLIN};
     }
     if (r->steer)
@@ -43,13 +45,14 @@ static void core_sleep(rt_core *c, uint64_t next, uint64_t now)
         ts.tv_nsec = (long)(d % 1000000000ull);
     }
     if (tsp && tsp->tv_sec == 0 && tsp->tv_nsec == 0)
-        return;
+        return false;
     if (r->steer && rt_steer_sleep_begin(c))
-        return;
+        return false;
     c->sleeps++;
     ppoll(fds, n, tsp, NULL);
     if (r->steer)
         rt_steer_sleep_end(c);
+    return true;
 }
 
 /* One iteration; returns frames received. */
@@ -97,17 +100,78 @@ static uint64_t core_work(rt_core *c)
     return r->h.work ? r->h.work(c) : c->rx_frames;
 }
 
+/* The spin window, after cpuidle's haltpoll governor, adjusted at each
+ * wake-up: `gap` is the time from the last frame before the sleep to the
+ * first after it (UINT64_MAX: the wake-up brought none, a timer or the
+ * stop event). A gap within the maximum means a spin that long would have
+ * caught the frame without the sleep and wake-up: the window doubles
+ * (from a quarter of the maximum). A longer gap halves it, down to none,
+ * so a server whose traffic pauses or trickles stops spinning. A spin
+ * that finds it lost the CPU for a while (another task wants it) stops
+ * and starts over from none. */
+#define SPIN_MIN_NS 1000u
+#define SPIN_PREEMPT_NS 100000u
+
+static void spin_adapt(rt_core *c, uint64_t gap, uint64_t max)
+{
+    if (gap <= max) {
+        uint64_t w = c->spin_win ? 2 * c->spin_win : max / 4;
+        c->spin_win = w < max && w >= SPIN_MIN_NS ? w : max;
+    } else {
+        c->spin_win /= 2;
+        if (c->spin_win < SPIN_MIN_NS)
+            c->spin_win = 0;
+    }
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ volatile("yield");
+#endif
+}
+
 void rt_core_loop(rt_core *c)
 {
     bool busy = c->rt->p.busy || c->ml;
+    const uint64_t spin_max = busy ? 0 : (uint64_t)c->rt->p.spin_us * 1000u;
+    bool woke = false, spinning = false;
+    uint64_t spun_at = 0;
+    c->last_rx = rt_now_ns();
     speed_start(&c->speed, rt_now_ns(), core_work(c), c->iterations);
     while (!rt_stopping() && !c->stop) {
         uint64_t next;
         unsigned got = core_step(c, true, &next);
         if (speed_due(&c->speed, c->now, c->iterations))
             speed_tick(&c->speed, rt_now_ns(), core_work(c), c->iterations);
-        if (!got && !busy)
-            core_sleep(c, next, c->now);
+        if (spin_max) {
+            if (woke)
+                spin_adapt(c, got ? c->now - c->last_rx : UINT64_MAX,
+                           spin_max);
+            woke = false;
+            if (got) {
+                c->spin_hits += spinning;
+                c->last_rx = c->now;
+                spinning = false;
+            } else if (spinning && c->now - spun_at > SPIN_PREEMPT_NS) {
+                /* A turn without frames takes well under a microsecond:
+                 * this one lost the CPU to another task, which a spin
+                 * only delays further. Sleep, and adapt from scratch. */
+                c->spin_win = 0;
+                spinning = false;
+            } else if (c->now - c->last_rx < c->spin_win) {
+                spinning = true;
+                spun_at = c->now;
+                cpu_relax();
+                continue;
+            }
+        }
+        if (!got && !busy) {
+            woke = core_sleep(c, next, c->now);
+            spinning = false;
+        }
     }
     /* the last, partial window too: a short run may have no other */
     speed_tick(&c->speed, rt_now_ns(), core_work(c), c->iterations);

@@ -334,6 +334,37 @@ class KV(unittest.TestCase):
         self.assertGreater(c["tcp_writable_calls"], 0)
         type(self).server = self.start_server()
 
+    def test_13_busy_poll(self):
+        """--busy-poll US: the runtime spins up to US after the last frame
+        before sleeping. Without it the loop never spins (every wait is a
+        sleep); with it, requests arrive while it spins, and every reply
+        still arrives."""
+        if DRIVER in ("kernel", "redis"):
+            self.skipTest("tern-kv only")
+        self.bench("-n", "5000")
+        rep = self.stop_server()
+        self.assertIsNotNone(rep, "no report from the server")
+        log("default: %d sleeps, %d turns served while spinning"
+            % (rep["sleeps"], rep["spin_hits"]))
+        self.assertGreater(rep["sleeps"], 0)
+        self.assertEqual(rep["spin_hits"], 0, "spun without --busy-poll")
+        # Frames that come while it spins: a matter of timing, so up to
+        # three servers of 20000 requests each (one would do on any
+        # machine that runs the client at all).
+        hits = 0
+        for _ in range(3):
+            type(self).server = self.start_server("--busy-poll", "50")
+            self.bench("-n", "20000")
+            rep = self.stop_server()
+            self.assertIsNotNone(rep, "no report from the server")
+            hits = rep["spin_hits"]
+            log("--busy-poll 50: %d sleeps, %d turns served while spinning"
+                % (rep["sleeps"], hits))
+            if hits:
+                break
+        self.assertGreater(hits, 0, "no request came while it spun")
+        type(self).server = self.start_server()
+
 
 def main():
     global DRIVER

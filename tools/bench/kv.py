@@ -5,9 +5,10 @@ redis-benchmark (or kv-load) over veth test hosts.
                         [--clients N] [--client-cpus LIST]
                         [--client redis-benchmark|kv-load]
 
-Stacks: tern-afxdp and tern-afpacket (tern-kv on that driver, --poll block
-and, as tern-afxdp-busy, --poll busy), kern (kern-kv) and redis (Debian's
-redis-server, persistence off). Each server runs alone, pinned to the last
+Stacks: tern-afxdp and tern-afpacket (tern-kv on that driver, --poll block;
+as tern-afxdp-spin, --busy-poll 50: the runtime's adaptive spin of up to
+50 us before each sleep, which costs CPU; as tern-afxdp-busy, --poll busy, never sleeping),
+kern (kern-kv) and redis (Debian's redis-server, persistence off). Each server runs alone, pinned to the last
 CPU. The client is --clients redis-benchmark processes started together
 in the other namespace, each with its share of the 50 connections and of
 the requests, pinned in turn to the --client-cpus (default: every CPU but
@@ -46,7 +47,9 @@ import time
 HERE = os.path.dirname(os.path.realpath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 PORT = 6379
-STACKS = ["tern-afxdp", "tern-afxdp-busy", "tern-afpacket", "kern", "redis"]
+SPIN_US = 50
+STACKS = ["tern-afxdp", "tern-afxdp-spin", "tern-afxdp-busy", "tern-afpacket", "kern",
+          "redis"]
 DEPTHS = [1, 16]
 TESTS = ["set", "get"]
 CONNS = 50
@@ -145,6 +148,8 @@ class Server:
             argv = [os.path.join(bin_dir, "tern-kv"), "--driver", drv, "--iface", e["IF_T"],
                     "--cores", str(cpu), "--port", str(PORT), "--poll",
                     "busy" if stack.endswith("-busy") else "block"]
+            if stack.endswith("-spin"):
+                argv += ["--busy-poll", str(SPIN_US)]
         self.argv = argv
         self.p = subprocess.Popen(hosts.in_ns("t", argv), stdout=subprocess.DEVNULL,
                                   stderr=subprocess.PIPE)
