@@ -32,6 +32,7 @@
 #define ARP_TRIES 3
 #define ARP_SCAN_NS TERN_NS_PER_SEC
 #define ARP_REQ_PER_SEC 100      /* broadcast requests, overall */
+#define ARP_NIL UINT32_MAX       /* end of an arp_wait list */
 
 enum { ARP_FREE = 0, ARP_INCOMPLETE, ARP_REACHABLE, ARP_STALE, ARP_STATIC };
 
@@ -41,14 +42,19 @@ struct arp_entry {
     uint8_t state;
     uint8_t tries;      /* requests sent since the last answer */
     uint32_t nq;        /* frames waiting in arp_wait */
+    uint32_t head, tail; /* their slots, oldest first (when nq > 0) */
     uint64_t confirmed; /* last answer (creation while INCOMPLETE) */
     uint64_t used;      /* last frame sent to it; 0 = never */
     uint64_t retry_at;  /* next request while resolving or probing */
 };
 
+/* A frame waiting for resolution. The slots of one entry form a list in
+ * arrival order, the free slots another, so queueing, sending and dropping
+ * an entry's frames cost O(its frames), not O(cfg.arp_pending): under a
+ * flood every new address evicts one with a frame queued. */
 struct arp_pending {
     tern_buf *frame;    /* IPv4 datagram waiting; NULL = free slot */
-    uint32_t nh;
+    uint32_t next;      /* the entry's next frame, or the next free slot */
 };
 
 /* Table capacity: the configured entries rounded up to a power of two. */
@@ -68,6 +74,9 @@ void arp_mem(tern_stack *st, const tern_config *cfg, carve *c)
         st->arp = e;
         st->arp_wait = p;
         st->arp_tokens = ARP_REQ_PER_SEC;
+        for (uint32_t i = 0; i < cfg->arp_pending; i++)
+            p[i].next = i + 1 < cfg->arp_pending ? i + 1 : ARP_NIL;
+        st->arp_wait_free = cfg->arp_pending ? 0 : ARP_NIL;
     }
 }
 
@@ -93,18 +102,28 @@ static struct arp_entry *arp_find(tern_stack *st, uint32_t ip)
     return NULL;
 }
 
+/* Take e's oldest waiting frame off its list (e->nq > 0); its slot goes
+ * back to the free list. */
+static tern_buf *arp_dequeue(tern_stack *st, struct arp_entry *e)
+{
+    uint32_t i = e->head;
+    struct arp_pending *p = &st->arp_wait[i];
+    tern_buf *f = p->frame;
+    e->head = p->next;
+    e->nq--;
+    st->arp_nwait--;
+    p->frame = NULL;
+    p->next = st->arp_wait_free;
+    st->arp_wait_free = i;
+    return f;
+}
+
 /* Drop every frame waiting for e (resolution failed or e is evicted). */
 static void arp_drop_pending(tern_stack *st, struct arp_entry *e)
 {
-    for (uint32_t i = 0; e->nq && i < st->cfg.arp_pending; i++) {
-        struct arp_pending *p = &st->arp_wait[i];
-        if (p->frame && p->nh == e->ip) {
-            CTR(st, arp_pending_expired);
-            tern_buf_release(st, p->frame);
-            p->frame = NULL;
-            e->nq--;
-            st->arp_nwait--;
-        }
+    while (e->nq) {
+        CTR(st, arp_pending_expired);
+        tern_buf_release(st, arp_dequeue(st, e));
     }
 }
 
@@ -258,19 +277,11 @@ static void arp_request(tern_stack *st, struct arp_entry *e)
     e->retry_at = st->now + ARP_RETRY_NS;
 }
 
-/* Send every frame waiting for e. */
+/* Send every frame waiting for e, oldest first. */
 static void arp_release_pending(tern_stack *st, struct arp_entry *e)
 {
-    for (uint32_t i = 0; e->nq && i < st->cfg.arp_pending; i++) {
-        struct arp_pending *p = &st->arp_wait[i];
-        if (p->frame && p->nh == e->ip) {
-            tern_buf *f = p->frame;
-            p->frame = NULL;
-            e->nq--;
-            st->arp_nwait--;
-            eth_output(st, f, e->mac, ETH_TYPE_IPV4);
-        }
-    }
+    while (e->nq)
+        eth_output(st, arp_dequeue(st, e), e->mac, ETH_TYPE_IPV4);
 }
 
 static bool sender_ip_ok(const tern_stack *st, uint32_t ip)
@@ -433,12 +444,16 @@ static void arp_queue(tern_stack *st, struct arp_entry *e, tern_buf *b)
         tern_buf_release(st, b);
         return;
     }
-    uint32_t i = st->arp_wait_hint < n ? st->arp_wait_hint : 0;
-    while (st->arp_wait[i].frame)
-        i = i + 1 < n ? i + 1 : 0;
-    st->arp_wait[i].frame = b;
-    st->arp_wait[i].nh = e->ip;
-    st->arp_wait_hint = i + 1;
+    uint32_t i = st->arp_wait_free;     /* arp_nwait < n: one is free */
+    struct arp_pending *p = &st->arp_wait[i];
+    st->arp_wait_free = p->next;
+    p->frame = b;
+    p->next = ARP_NIL;
+    if (e->nq)
+        st->arp_wait[e->tail].next = i;
+    else
+        e->head = i;
+    e->tail = i;
     st->arp_nwait++;
     e->nq++;
 }

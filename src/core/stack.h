@@ -89,7 +89,7 @@ struct tern_stack {
     uint64_t arp_next_scan;
     uint32_t arp_incomplete;  /* INCOMPLETE entries */
     uint32_t arp_nwait;       /* frames in arp_wait */
-    uint32_t arp_wait_hint;   /* where to look for a free arp_wait slot */
+    uint32_t arp_wait_free;   /* first free arp_wait slot (a list) */
     uint32_t arp_tokens;      /* broadcast requests allowed now */
     uint64_t arp_tok_at;      /* when the tokens were last counted */
 

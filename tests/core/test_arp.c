@@ -101,6 +101,65 @@ static void test_foreign_traffic_not_learned(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+/* Send the one-byte datagram c to ip (port 2). */
+static void send_byte(th *t, uint32_t ip, char c)
+{
+    assert_int_equal(tern_udp_send(t->st, 1, A4(ip), 2, &c, 1), 0);
+}
+
+/* The frames sent since th_clear carry these payload bytes, in this order,
+ * to mac. */
+static void assert_sent(th *t, const uint8_t *mac, const char *bytes)
+{
+    size_t n = strlen(bytes);
+    assert_int_equal(t->nout, n);
+    for (size_t i = 0; i < n; i++) {
+        assert_memory_equal(t->out[i], mac, 6);
+        assert_int_equal(t->out[i][14 + 20 + 8], (uint8_t)bytes[i]);
+    }
+}
+
+/* Frames waiting for two addresses at once leave, when each is answered,
+ * in the order they were sent, also after thousands of other addresses
+ * took and gave back the queue's slots. */
+static void test_pending_order(void **state)
+{
+    (void)state;
+    th *t = th_new(NULL);
+    uint8_t f[64];
+    const uint32_t b_ip = TERN_IP4(198, 18, 0, 60);
+    const uint8_t b_mac[6] = {2, 6, 0, 0, 0, 1};
+    for (int round = 0; round < 2; round++) {
+        send_byte(t, TH_PEER_IP, 'a');
+        send_byte(t, b_ip, 'x');
+        send_byte(t, TH_PEER_IP, 'b');
+        send_byte(t, b_ip, 'y');
+        send_byte(t, TH_PEER_IP, 'c');
+        tern_flush(t->st);
+        th_clear(t);
+        th_input(t, f, th_arp(f, 2, b_mac, b_ip, TH_MAC, TH_IP));
+        assert_sent(t, b_mac, "xy");
+        th_clear(t);
+        th_input(t, f, th_arp(f, 2, TH_PEER_MAC, TH_PEER_IP, TH_MAC, TH_IP));
+        assert_sent(t, TH_PEER_MAC, "abc");
+        /* churn: 5,000 frames to 150 unresolvable addresses, each waiting
+         * until its entry is evicted; then both peers are forgotten */
+        for (uint32_t i = 0; i < 5000; i++)
+            tern_udp_send(t->st, 1, A4(TERN_IP4(198, 18, 0, 100) + i % 150),
+                          2, "z", 1);
+        tern_flush(t->st);
+        for (int i = 0; i < 5; i++) {           /* they give up */
+            t->now += TERN_NS_PER_SEC;
+            th_poll(t);
+        }
+        assert_int_equal(t->st->arp_nwait, 0);
+        assert_int_equal(tern_neigh_del(t->st, TH_PEER_IP), 0);
+        assert_int_equal(tern_neigh_del(t->st, b_ip), 0);
+    }
+    assert_true(C(t)->arp_pending_expired >= 1000);   /* slots reused */
+    assert_int_equal(th_free(t), 0);
+}
+
 static void test_retry_and_give_up(void **state)
 {
     (void)state;
@@ -433,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_reply_to_request),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_foreign_traffic_not_learned),
+        cmocka_unit_test(test_pending_order),
         cmocka_unit_test(test_retry_and_give_up),
         cmocka_unit_test(test_bounds),
         cmocka_unit_test(test_stale_probe_unanswered),

@@ -137,7 +137,8 @@ def flood_rounds(a, hosts, skip):
     exe = os.path.join(a.build_dir, "tests", "synflood")
     rates, syns, secs = [], 0, 0.0
     for r in range(a.rounds):
-        p = hosts.run("k", [exe, e["IF_K"], e["MAC_K"], e["MAC_T"], e["IP_T"], str(PORT),
+        pin = ["taskset", "-c", a.flood_cpu] if a.flood_cpu else []
+        p = hosts.run("k", pin + [exe, e["IF_K"], e["MAC_K"], e["MAC_T"], e["IP_T"], str(PORT),
                             str(a.syns), skip, str(r + 1), str(a.procs)],
                       capture_output=True, text=True, timeout=300)
         out = p.stdout.split()
@@ -160,6 +161,8 @@ def one_run(a, hosts, stack):
         server = [os.path.join(bindir, "tern-echo"), "--server", "--port", str(PORT),
                   "--driver", stack.split("-", 1)[1], "--iface", e["IF_T"],
                   "--ip", "%s/%s" % (e["IP_T"], e["PREFIX_LEN"]), "--json"]
+        if a.tern_cpu:
+            server += ["--cores", a.tern_cpu]
     else:
         server = [os.path.join(bindir, "kern-echo"), "--server", "--port", str(PORT)]
     rec = {"stack": stack}
@@ -308,6 +311,10 @@ def parser():
                    help="spoofed SYNs per round (default 50000)")
     p.add_argument("--procs", type=int, default=1, metavar="N",
                    help="synflood sender processes (default 1)")
+    p.add_argument("--flood-cpu", metavar="CPU",
+                   help="pin the SYN sender to this CPU (default: the scheduler places it)")
+    p.add_argument("--tern-cpu", metavar="CPU",
+                   help="tern-echo --cores (default: tern-echo's, the first CPU it may use)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per stack, alternating the order (default 1)")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"), metavar="DIR",
