@@ -22,7 +22,7 @@ from scapy.layers.inet import TCP
 from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
-from cases import case, pattern
+from cases import SLOW_RTT, case, pattern
 from tcpinj import CaseFail, CaseSkip, Conn, sadd
 
 ALL_NODES = "ff02::1"
@@ -485,7 +485,7 @@ def too_big(env, c, mtu, nbytes, salt, resend):
 @case("RFC 8201 4, 5", "IPv6: Packet Too Big 1280 for an unacknowledged segment -> resent in segments that fit 1280")
 def ptb_lowers_segments(env):
     c = conn6(env, mss=1440)
-    c.connect()
+    c.connect(rtt=SLOW_RTT)    # no RTO resending at the old size
     first, sizes = too_big(env, c, 1280, 1440, 15, True)
     env.check(40 + 20 + first.optlen + len(first.payload) > 1280,
               "the echoed segment (%d bytes of data) already fits 1280"

@@ -35,6 +35,7 @@ ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
+SO_TIMESTAMPNS = 35     # the kernel's receive time of each frame (timespec)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -266,6 +267,18 @@ def parse_frame(frame):
 # The wire: one raw socket on the injector's interface
 # ---------------------------------------------------------------------------
 
+def arrival(anc):
+    """A frame's kernel receive time (SO_TIMESTAMPNS, wall clock) on the
+    time.monotonic() scale the cases use; now if the kernel gave none."""
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPNS and \
+                len(data) >= 16:
+            sec, nsec = struct.unpack("qq", data[:16])
+            back = time.time_ns() - (sec * 1000000000 + nsec)
+            return time.monotonic() - max(0, back) / 1e9
+    return time.monotonic()
+
+
 class Wire:
     """record_all: also keep every frame that arrives from another station,
     whatever its type or destination, as (time, bytes) in self.frames (for
@@ -289,6 +302,10 @@ class Wire:
             self.sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
         except OSError:
             pass
+        # Arrival times from the kernel: the receive thread may get the
+        # interpreter lock milliseconds after a frame came (more on a busy
+        # machine), and the cases compare arrivals with our sends.
+        self.sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
         self.sock.settimeout(0.1)
         self.segs = []
         self.other = []          # frames from the target that are not TCP/ARP
@@ -311,7 +328,8 @@ class Wire:
         my = bytes.fromhex(self.my_mac.replace(":", ""))
         while not self.stopping:
             try:
-                frame, addr = self.sock.recvfrom(65535)
+                frame, anc, _, addr = self.sock.recvmsg(
+                    65535, socket.CMSG_SPACE(16))
             except socket.timeout:
                 continue
             except OSError:
@@ -320,7 +338,7 @@ class Wire:
                 raise
             if addr[2] == PACKET_OUTGOING:
                 continue
-            now = time.monotonic()
+            now = arrival(anc)
             dst, src = frame[0:6], frame[6:12]
             if self.frames is not None and src != my:
                 with self.cv:
@@ -692,11 +710,17 @@ class Conn:
                            (s.ack, sadd(self.isn, 1)))
         return s
 
-    def connect(self, timeout=3.0):
-        """Passive open on the target: SYN, SYN-ACK, ACK."""
+    def connect(self, timeout=3.0, rtt=None):
+        """Passive open on the target: SYN, SYN-ACK, ACK. rtt: ACK the
+        SYN-ACK only rtt seconds after it came, so that the target's RTT
+        estimate from the handshake (RFC 6298) is at least that: its
+        retransmission timer (about 3 x rtt) and tail probe (2 x rtt or
+        more) then leave the injector that long to answer its data."""
         self.send_syn()
         sa = self.expect_synack(timeout)
         self.learn_syn(sa)
+        if rtt:
+            time.sleep(max(0.0, sa.t + rtt - time.monotonic()))
         self.ack_now()
         return sa
 
