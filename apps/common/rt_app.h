@@ -302,12 +302,17 @@ static inline bool rt_rate_full(const rt *r, double *rate)
 }
 
 /* The end every tern app's report shares: retransmits, connections still
- * held at exit (TIME_WAIT included), the link figures, per-core figures
+ * held at exit (TIME_WAIT included), the slots held and TIME_WAIT records
+ * when the stop came (before the app closed anything), the link figures, per-core figures
  * (several cores), the host speed, all counters. */
 static inline void rt_report_end(report *rp, rt *r, const tern_counters *all)
 {
     rep_u64(rp, "retransmits", all->tcp_retransmits);
     rep_u64(rp, "tcp_conns", rt_conn_count(r, -1));
+    uint64_t open, tw;
+    rt_stop_conns(r, &open, &tw);
+    rep_u64(rp, "conns_open_at_stop", open);
+    rep_u64(rp, "time_wait_at_stop", tw);
     rt_report_link(rp, r);
     rt_report_cores(rp, r);
     rt_report_speed(rp, r);

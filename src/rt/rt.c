@@ -160,6 +160,11 @@ static void *core_main(void *arg)
         return NULL;
     }
     rt_core_loop(c);
+    for (unsigned i = 0; i < c->nep; i++) {
+        uint32_t tw = tern_tcp_time_wait_count(c->ep[i].st);
+        c->ep[i].stop_time_wait = tw;
+        c->ep[i].stop_open = tern_tcp_conn_count(c->ep[i].st) - tw;
+    }
     if (r->h.finish)
         r->h.finish(c);
     rt_core_drain(c);
@@ -256,6 +261,16 @@ uint64_t rt_conn_count(const rt *r, int role)
                 n += c->ep[e].final_conns;
     }
     return n;
+}
+
+void rt_stop_conns(const rt *r, uint64_t *open, uint64_t *time_wait)
+{
+    *open = *time_wait = 0;
+    for (unsigned i = 0; i < r->p.ncores; i++)
+        for (unsigned e = 0; e < r->core[i].nep; e++) {
+            *open += r->core[i].ep[e].stop_open;
+            *time_wait += r->core[i].ep[e].stop_time_wait;
+        }
 }
 
 bool rt_link_rx_drop_causes(const rt *r, uint64_t *nobuf, uint64_t *vlan)

@@ -64,6 +64,9 @@ typedef struct rt_ep {
     void *mem;             /* stack memory */
     tern_counters final;   /* counters copied when the core stopped */
     uint32_t final_conns;  /* tern_tcp_conn_count() then (TIME_WAIT incl.) */
+    uint32_t stop_open;    /* connections other than TIME_WAIT when the stop
+                            * came, before the app's finish closed any */
+    uint32_t stop_time_wait; /* TIME_WAIT records then */
 } rt_ep;
 
 struct rt_core {
@@ -185,6 +188,9 @@ void rt_counters(const rt *r, int role, tern_counters *out);
  * held when the cores stopped, after the drain (all states, TIME_WAIT
  * included; listeners are not connections). */
 uint64_t rt_conn_count(const rt *r, int role);
+/* Over all endpoints, at the stop (before the apps' finish): connections
+ * other than TIME_WAIT (slots held), and TIME_WAIT records. */
+void rt_stop_conns(const rt *r, uint64_t *open, uint64_t *time_wait);
 /* Driver/link counters summed: frames and drops, for reports. */
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops);
 /* The device's receive drops by cause (tern_dev_stats): no buffer, VLAN.

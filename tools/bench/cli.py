@@ -49,6 +49,8 @@ subcommands:
   tern bench kv                   tern-kv, kern-kv, redis-server (--help)
   tern bench loss [--loss 0,1,2,5]   bulk over a lossy veth path, tern beside Linux (--help)
   tern bench flood                echo latency during a spoofed-SYN flood, tern beside Linux (--help)
+  tern bench churn [--duration 60]   Connection: close churn, idle connections, slow
+                                  readers, tern beside Linux (--help)
 """ % ", ".join(s.name for s in stacks.ALL)
 
 
@@ -543,6 +545,9 @@ def main(argv):
     if argv and argv[0] == "flood":
         from . import flood
         return flood.main(argv[1:])
+    if argv and argv[0] == "churn":
+        from . import churn
+        return churn.main(argv[1:])
     p = parser()
     a = p.parse_args(argv)   # exits 2 on a bad flag
     a.argv = list(argv)

@@ -79,8 +79,9 @@ class Hosts:
             raise RuntimeError("netns.sh %s: %s" % (args[0], p.stderr.strip()[-400:]))
         return p.stdout
 
-    def up(self):
-        out = subprocess.run(["sh", NETNS_SH, "up", "--prefix", self.prefix, "--wire"],
+    def up(self, wire=True):
+        out = subprocess.run(["sh", NETNS_SH, "up", "--prefix", self.prefix]
+                             + (["--wire"] if wire else []),
                              capture_output=True, text=True, timeout=60)
         if out.returncode != 0:
             raise RuntimeError("netns.sh up: " + out.stderr.strip()[-400:])
