@@ -7,7 +7,10 @@ kernel-side namespace. Each prints one JSON line.
   churn_peer.py idle IP PORT N HOLD    N connections opened and held HOLD
                                        seconds without a byte, then each
                                        sends 16 bytes and must get them
-                                       back
+                                       back; counts the echoed ones, the
+                                       reset ones (a RST at connect, send
+                                       or receive) and the silent ones (no
+                                       answer in 60 s)
   churn_peer.py slow IP PORT N REQS WAIT
                                        N connections each send REQS
                                        pipelined keep-alive GETs, read
@@ -17,6 +20,7 @@ kernel-side namespace. Each prints one JSON line.
                                        GET (KIND http) or an echo (echo)
 
 Every socket operation has a timeout; nothing asserts a speed."""
+import errno
 import json
 import resource
 import selectors
@@ -94,8 +98,9 @@ def cmd_close(ip, port, n, par):
             "seconds": round(took, 2)}
 
 
-def connect_many(ip, port, n, timeout):
-    """n non-blocking connects; returns the connected sockets."""
+def connect_many(ip, port, n, timeout, failed=None):
+    """n non-blocking connects; returns the connected sockets. The errno of
+    each connect that failed is appended to failed (a list), if given."""
     sel = selectors.DefaultSelector()
     socks, done = [], []
     for _ in range(n):
@@ -111,9 +116,12 @@ def connect_many(ip, port, n, timeout):
             s = key.fileobj
             sel.unregister(s)
             pending -= 1
-            if s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR) == 0:
+            err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err == 0:
                 done.append(s)
             else:
+                if failed is not None:
+                    failed.append(err)
                 s.close()
     for key in list(sel.get_map().values()):
         key.fileobj.close()
@@ -121,20 +129,25 @@ def connect_many(ip, port, n, timeout):
     return done
 
 
+RESET_ERRNOS = (errno.ECONNRESET, errno.EPIPE, errno.ECONNREFUSED)
+
+
 def cmd_idle(ip, port, n, hold):
     raise_nofile(n)
-    socks = connect_many(ip, port, n, 60)
+    failed = []
+    socks = connect_many(ip, port, n, 60, failed)
     time.sleep(hold)
     msg = b"0123456789abcdef"
     sel = selectors.DefaultSelector()
     got = {}
+    reset = sum(1 for e in failed if e in RESET_ERRNOS)
     for s in socks:
         try:
             s.send(msg)
             sel.register(s, selectors.EVENT_READ)
             got[s] = b""
-        except OSError:
-            pass
+        except OSError as e:
+            reset += e.errno in RESET_ERRNOS
     echoed = 0
     end = time.time() + 60
     while sel.get_map() and time.time() < end:
@@ -142,16 +155,20 @@ def cmd_idle(ip, port, n, hold):
             s = key.fileobj
             try:
                 d = s.recv(64)
-            except OSError:
-                d = b""
+            except OSError as e:
+                reset += e.errno in RESET_ERRNOS
+                sel.unregister(s)
+                continue
             got[s] += d
             if not d or len(got[s]) >= len(msg):
                 sel.unregister(s)
                 if got[s] == msg:
                     echoed += 1
+    silent = len(sel.get_map()) + (n - len(socks) - len(failed))
     for s in socks:
         s.close()
-    return {"opened": len(socks), "echoed": echoed}
+    return {"opened": len(socks), "echoed": echoed, "reset": reset,
+            "silent": silent}
 
 
 def cmd_slow(ip, port, n, reqs, wait):

@@ -8,6 +8,9 @@ in one network namespace, Linux clients (churn_peer.py) in the other.
   - idle: thousands of connections held without a byte (more than the
     handshake queue, so many complete by SYN cookie), then every one
     echoes, and a fresh one is served;
+  - full table: more connections than tern-echo has slots; the ones past
+    the slots complete by SYN cookie and get a RST (counted), never
+    silence, and once the others leave a fresh one is served;
   - slow readers: clients pipeline hundreds of keep-alive GETs each and
     read nothing for a while (the server's send queues fill and the pool
     runs low); a fresh connection is served meanwhile, and afterwards each
@@ -31,6 +34,8 @@ TERN_CPU = CPUS - 1
 CLOSE_SLOTS = 128        # tern-httpd --max-conns in the churn test
 CLOSE_GETS = 1200
 IDLE_CONNS = 3000
+FULL_SLOTS = 64          # tern-echo --max-conns in the full-table test
+FULL_CONNS = 300
 SLOW_CLIENTS = 60
 SLOW_REQS = 1000
 SLOW_WAIT_S = 4
@@ -121,8 +126,40 @@ class Churn(unittest.TestCase):
             ctr(rep, "tcp_drop_conn_table_full")))
         self.assertEqual(got["opened"], IDLE_CONNS, got)
         self.assertEqual(got["echoed"], IDLE_CONNS, got)
+        self.assertEqual((got["reset"], got["silent"]), (0, 0), got)
         self.assertTrue(fresh["ok"], fresh)
         self.assertEqual(ctr(rep, "tcp_drop_conn_table_full"), 0, rep)
+
+    def test_full_table_resets(self):
+        h = self.hosts
+        srv = self.server("tern-echo", "--port", "7007", "--max-conns",
+                          str(FULL_SLOTS))
+        got = self.peer("idle", h.ip_t, 7007, FULL_CONNS, 1)
+        # the held connections close as the peer exits; their slots come
+        # back once the FIN exchanges end
+        fresh = {"ok": False}
+        for _ in range(40):
+            fresh = self.peer("fresh", h.ip_t, 7007, "echo")
+            if fresh["ok"]:
+                break
+            time.sleep(0.5)
+        rep = self.stop(srv)
+        log("full table: %s; fresh %s; cookies sent %d ok %d, table full "
+            "%d, RSTs %d" % (got, fresh, ctr(rep, "tcp_syn_cookies_sent"),
+                             ctr(rep, "tcp_syn_cookies_ok"),
+                             ctr(rep, "tcp_drop_conn_table_full"),
+                             ctr(rep, "tcp_rst_out")))
+        refused = FULL_CONNS - FULL_SLOTS
+        self.assertEqual(got["echoed"], FULL_SLOTS, got)
+        self.assertEqual(got["reset"], refused, got)
+        self.assertEqual(got["silent"], 0, got)
+        self.assertTrue(fresh["ok"], fresh)
+        # each refused connection: its SYN got a cookie (counted), its ACK
+        # found no slot (counted again) and got a RST
+        self.assertGreaterEqual(ctr(rep, "tcp_syn_cookies_sent"), refused)
+        self.assertGreaterEqual(ctr(rep, "tcp_drop_conn_table_full"),
+                                2 * refused, rep)
+        self.assertGreaterEqual(ctr(rep, "tcp_rst_out"), refused, rep)
 
     def test_slow_readers(self):
         h = self.hosts

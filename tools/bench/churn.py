@@ -63,9 +63,11 @@ def rss_kib(pid):
     return 0
 
 
-def ss_count(hosts, state, port):
-    """Sockets of the server's port in one TCP state, in namespace t."""
-    p = hosts.run("t", ["ss", "-Htn", "state", state, "( sport = :%d )" % port],
+def ss_count(hosts, state, port, side="t"):
+    """Sockets of the server's port in one TCP state: the server's in
+    namespace t, the clients' in k."""
+    filt = "( %s = :%d )" % ("sport" if side == "t" else "dport", port)
+    p = hosts.run(side, ["ss", "-Htn", "state", state, filt],
                   capture_output=True, text=True)
     return len([l for l in p.stdout.splitlines() if l.strip()])
 
@@ -126,6 +128,7 @@ class Run:
             rec["tern"] = {k: c.get(k, 0) for k in TERN_KEYS}
             rec["tern_open_at_stop"] = rep.get("conns_open_at_stop")
             rec["tern_time_wait_at_stop"] = rep.get("time_wait_at_stop")
+            rec["tern_link"] = rep.get("link")
         return rec
 
 
@@ -150,8 +153,13 @@ def run_close(a, run):
         w = wrk.parse(p.stdout)
         rec.update(rps=w["rps"], requests=w["requests"], wrk_errors=w["errors"],
                    p50_us=w["p50_us"], p99_us=w["p99_us"])
+        if w["errors"]:
+            rec["wrk_error_lines"] = [l.strip() for l in p.stdout.splitlines()
+                                      if "errors" in l or "Non-2xx" in l]
     except ValueError as ex:
         rec["error"] = "wrk: %s %s" % (ex, p.stderr.strip()[-200:])
+    # TIME_WAIT on the clients' side: connections wrk closed first
+    rec["client_time_wait"] = ss_count(run.hosts, "time-wait", HTTP_PORT, "k")
     rec["fresh"] = run.peer("fresh", e["IP_T"], HTTP_PORT, "http")
     return run.finish(rec, HTTP_PORT)
 
@@ -227,6 +235,9 @@ def summary(r):
     if r["workload"] == "close":
         s = "%.0f req/s, %d wrk errors; fresh GET %s" % (
             r.get("rps", 0), r.get("wrk_errors", -1), fresh(r.get("fresh")))
+        s += "; client TIME_WAIT %s" % r.get("client_time_wait")
+        if r.get("wrk_error_lines"):
+            s += " (wrk: %s)" % "; ".join(r["wrk_error_lines"])
     elif r["workload"] == "idle":
         s = "%s of %s echo; fresh echo during %s, after %s; RSS %s MiB" % (
             r.get("echoed"), r.get("opened"), fresh(r.get("fresh_during")),
