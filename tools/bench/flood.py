@@ -31,6 +31,7 @@ import datetime
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
@@ -62,7 +63,17 @@ class ArpWatch:
                                    "-l", "-nn", "-e", "arp"])
         self.th = threading.Thread(target=self._read, daemon=True)
         self.th.start()
-        time.sleep(0.5)    # tcpdump attaches its filter
+        # tcpdump says "listening on ..." once its filter is attached
+        end, said = time.monotonic() + 10, b""
+        fd = self.p.stderr.fileno()
+        while b"listening" not in said:
+            left = end - time.monotonic()
+            chunk = os.read(fd, 4096) if left > 0 and select.select([fd], [], [], left)[0] \
+                else b""
+            if not chunk:
+                os.killpg(self.p.pid, signal.SIGKILL)
+                raise RuntimeError("tcpdump did not start listening: %s" % said[-200:])
+            said += chunk
 
     def _read(self):
         for line in self.p.stdout:
