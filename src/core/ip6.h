@@ -161,7 +161,6 @@ struct ip6_prefix {
 
 struct nd_entry;
 struct nd_pending;
-struct reasm6;
 
 struct ip6_layer {
     struct ip6_addr addr[IP6_MAX_ADDRS];
@@ -190,8 +189,7 @@ struct ip6_layer {
     uint32_t nd_gen;           /* bumped when a resolved MAC changes or goes */
     uint64_t nd_next_scan;
     /* reassembly (ip6_frag.c): cfg.reasm_slots datagrams */
-    struct reasm6 *reasm;
-    uint64_t reasm_next;
+    struct reasm_table reasm;
 };
 
 /* ip6.c */

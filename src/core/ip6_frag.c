@@ -1,120 +1,39 @@
-/* ip6_frag.c - bounded IPv6 reassembly (RFC 8200 4.5) and fragmentation
- * by the source (ICMPv6 and UDP datagrams over the path MTU).
+/* ip6_frag.c - IPv6 reassembly (RFC 8200 4.5) on the shared core of
+ * reasm.c, and fragmentation by the source (ICMPv6 and UDP datagrams over
+ * the path MTU).
  *
- * Fragments are kept as the received buffers, in offset order, in one of
- * cfg.reasm_slots slots keyed by (source, destination, identification):
+ * Datagrams are keyed by (source, destination, identification):
  *   - any overlap but an exact duplicate drops the whole datagram, and the
  *     slot refuses the rest of its fragments until it expires (RFC 5722);
  *   - a first fragment holds the whole header chain (checked in
  *     ip6_ext.c, RFC 7112), a non-last fragment a multiple of 8 bytes, and
  *     no datagram ends past 65,535 bytes of payload;
- *   - at most REASM6_MAX_FRAGS buffers per datagram, the oldest datagram
- *     is evicted for a new one, 60 s to complete (then a Time Exceeded
- *     when the first fragment came);
+ *   - 60 s to complete (then a Time Exceeded when the first fragment
+ *     came);
  *   - atomic fragments never get here (ip6_ext.c, RFC 6946).
  * A complete datagram is copied into one fresh buffer (a chain for
  * ICMPv6, answered in fragments); one that does not fit is dropped. */
 #include "ip6.h"
 
-#define REASM6_MAX_FRAGS 64
 #define REASM6_TIMEOUT_NS (60 * TERN_NS_PER_SEC)
 #define FRAG6_OUT_MAX 64
 
-struct reasm6 {
-    tern_buf *frags;      /* sorted by offset, linked by next */
-    uint64_t expires;
-    uint8_t src[16], dst[16];
-    uint32_t id;
-    bool used;
-    bool dead;            /* overlapped: refuse the rest until expiry */
-    uint32_t total;       /* fragmentable bytes, known once the last came */
-    uint32_t have;
-    uint16_t nfrags;
-};
-
-/* Per fragment, in the buffer's scratch words: offset, length and where
- * its data starts (after its fragment header). */
-static uint32_t f_off(const tern_buf *b) { return (uint32_t)b->cb[0]; }
-static uint32_t f_len(const tern_buf *b) { return (uint32_t)b->cb[1]; }
-static uint32_t f_at(const tern_buf *b) { return (uint32_t)b->cb[2]; }
-
 void reasm6_mem(tern_stack *st, const tern_config *cfg, carve *c)
 {
-    struct reasm6 *r = carve_take(c, cfg->reasm_slots * sizeof *r, 8);
-    if (st)
-        st->ip6->reasm = r;
-}
-
-static void free_frags(tern_stack *st, struct reasm6 *r)
-{
-    tern_buf *b = r->frags;
-    while (b) {
-        tern_buf *next = b->next;
-        b->next = NULL;
-        tern_buf_release(st, b);
-        b = next;
-    }
-    r->frags = NULL;
-}
-
-static void reasm6_free(tern_stack *st, struct reasm6 *r)
-{
-    free_frags(st, r);
-    tern_memset(r, 0, sizeof *r);
-}
-
-static struct reasm6 *slot_for(tern_stack *st, const uint8_t *h, uint32_t id)
-{
-    struct ip6_layer *l = st->ip6;
-    struct reasm6 *free_slot = NULL, *oldest = NULL;
-    for (uint32_t i = 0; i < st->cfg.reasm_slots; i++) {
-        struct reasm6 *r = &l->reasm[i];
-        if (!r->used) {
-            if (!free_slot)
-                free_slot = r;
-            continue;
-        }
-        if (r->id == id && ip6_eq(r->src, h + 8) && ip6_eq(r->dst, h + 24))
-            return r;
-        if (!oldest || r->expires < oldest->expires)
-            oldest = r;
-    }
-    struct reasm6 *r = free_slot;
-    if (!r) {
-        CTR(st, ip6_frag_evicted);
-        reasm6_free(st, oldest);
-        r = oldest;
-    }
-    r->used = true;
-    tern_memcpy(r->src, h + 8, 16);
-    tern_memcpy(r->dst, h + 24, 16);
-    r->id = id;
-    r->expires = st->now + REASM6_TIMEOUT_NS;
-    if (r->expires < l->reasm_next)
-        l->reasm_next = r->expires;
-    return r;
-}
-
-/* Put b in offset order: 1 when held, 0 for an exact duplicate (dropped
- * alone), -1 when it overlaps another. */
-static int frag_insert(tern_stack *st, struct reasm6 *r, tern_buf *b)
-{
-    uint32_t off = f_off(b), end = off + f_len(b);
-    tern_buf **link = &r->frags;
-    while (*link && f_off(*link) + f_len(*link) <= off)
-        link = &(*link)->next;
-    tern_buf *next = *link;
-    if (next && f_off(next) == off && f_len(next) == f_len(b)) {
-        tern_buf_release(st, b);
-        return 0;
-    }
-    if (next && f_off(next) < end)
-        return -1;
-    b->next = next;
-    *link = b;
-    r->have += f_len(b);
-    r->nfrags++;
-    return 1;
+    reasm_table_mem(st ? &st->ip6->reasm : NULL, cfg, c);
+    if (!st)
+        return;
+    struct reasm_table *t = &st->ip6->reasm;
+    t->timeout = REASM6_TIMEOUT_NS;
+    t->overlap_refuses = true;
+    t->ctr = (struct reasm_ctrs){
+        .ok = &st->ctr.ip6_reasm_ok,
+        .bad = &st->ctr.ip6_drop_frag_bad,
+        .overlap = &st->ctr.ip6_drop_frag_overlap,
+        .too_big = &st->ctr.ip6_drop_frag_too_big,
+        .timeout = &st->ctr.ip6_frag_timeout,
+        .evicted = &st->ctr.ip6_frag_evicted,
+    };
 }
 
 /* Offset of the Next Header byte that names the fragment header at foff
@@ -131,42 +50,22 @@ static uint32_t nh_field(const uint8_t *h, uint32_t foff)
 
 /* The whole datagram: the first fragment's headers before its fragment
  * header, then every fragment's data. */
-static tern_buf *reasm6_join(tern_stack *st, struct reasm6 *r)
+static tern_buf *reasm6_join(tern_stack *st, struct reasm *r)
 {
-    tern_buf *first = r->frags;
-    uint32_t hlen = f_at(first) - IP6_FRAG_HDR_LEN;
-    uint8_t proto = first->data[hlen];
-    uint32_t total = hlen + r->total, left = total;
+    uint32_t hlen = reasm_at(r->frags) - IP6_FRAG_HDR_LEN;
+    uint8_t proto = r->frags->data[hlen];
+    uint32_t total = hlen + r->total;
     if (total - IP6_HDR_LEN > 0xffff) {
         CTR(st, ip6_drop_frag_too_big);
         return NULL;
     }
-    tern_buf *out = NULL, **link = &out;
-    while (left) {
-        tern_buf *b = tern_buf_alloc(st);
-        if (!b) {
-            CTR(st, tx_drop_nobuf);
-            tern_buf_release(st, out);
-            return NULL;
-        }
-        *link = b;
-        link = &b->frag;
-        uint32_t room = b->size - (uint32_t)(b->data - b->head);
-        if (room < hlen + 8 || (left > room && proto != IP_PROTO_ICMP6)) {
-            CTR(st, ip6_drop_frag_too_big);
-            tern_buf_release(st, out);
-            return NULL;
-        }
-        b->len = left < room ? left : room;
-        left -= b->len;
-    }
+    tern_buf *out = reasm_join(st, &st->ip6->reasm, r, hlen,
+                               proto == IP_PROTO_ICMP6);
+    if (!out)
+        return NULL;
     uint8_t *h = out->data;
-    tern_memcpy(h, first->data, hlen);
     h[nh_field(h, hlen)] = proto;
     wr16(h + 4, (uint16_t)(total - IP6_HDR_LEN));
-    for (tern_buf *b = r->frags; b; b = b->next)
-        chain_copy(out, hlen + f_off(b), b->data + f_at(b), f_len(b), true);
-    CTR(st, ip6_reasm_ok);
     return out;
 }
 
@@ -183,92 +82,45 @@ tern_buf *ip6_reasm(tern_stack *st, tern_buf *b, uint32_t foff)
         tern_buf_release(st, b);
         return NULL;
     }
-    struct reasm6 *r = slot_for(st, h, rd32(fh + 4));
-    if (r->dead) {
-        CTR(st, ip6_drop_frag_overlap);
-        tern_buf_release(st, b);
-        return NULL;
-    }
-    b->cb[0] = off;
-    b->cb[1] = len;
-    b->cb[2] = at;
-    b->next = NULL;
-    bool bad = r->nfrags >= REASM6_MAX_FRAGS ||
-               (!more && r->total && r->total != off + len) ||
-               (r->total && off + len > r->total);
-    if (!more && r->frags) {    /* nothing held may lie past the end */
-        tern_buf *last = r->frags;
-        while (last->next)
-            last = last->next;
-        bad |= f_off(last) + f_len(last) > off + len;
-    }
-    int ins = bad ? -1 : frag_insert(st, r, b);
-    if (ins < 0) {
-        if (bad) {
-            CTR(st, ip6_drop_frag_bad);
-        } else {
-            CTR(st, ip6_drop_frag_overlap);
-            r->dead = true;
-        }
-        tern_buf_release(st, b);
-        free_frags(st, r);
-        if (bad)
-            reasm6_free(st, r);
-        return NULL;
-    }
-    if (!more)
-        r->total = off + len;
-    if (!r->total || r->have != r->total)
+    struct reasm_key k;
+    tern_memset(&k, 0, sizeof k);
+    tern_memcpy(k.src, h + 8, 16);
+    tern_memcpy(k.dst, h + 24, 16);
+    k.id = rd32(fh + 4);
+    struct reasm *r = reasm_slot(st, &st->ip6->reasm, &k);
+    if (!reasm_add(st, &st->ip6->reasm, r, b, off, len, at, more))
         return NULL;
     tern_buf *whole = reasm6_join(st, r);
-    reasm6_free(st, r);
+    reasm_free(st, r);
     return whole;
 }
 
 /* RFC 8200 4.5: a datagram that timed out with its first fragment held
  * gets a Time Exceeded (fragment reassembly) quoting that fragment. */
-static void reasm6_expired(tern_stack *st, struct reasm6 *r)
+static void reasm6_expired(tern_stack *st, struct reasm *r)
 {
-    CTR(st, ip6_frag_timeout);
     tern_buf *first = r->frags;
-    if (first && f_off(first) == 0) {
-        ip6_rx ip;
-        tern_memset(&ip, 0, sizeof ip);
-        ip.ip_hdr = first->data;
-        ip.src = first->data + 8;
-        ip.dst = first->data + 24;
-        ip.proto = IP6_EXT_FRAGMENT;
-        ip.multicast = ip6_is_mcast(ip.dst);
-        icmp6_send_error(st, &ip, ICMP6_TIME_EXCEEDED, ICMP6_TIME_REASM, 0,
-                         first->data, first->len);
-    }
-    reasm6_free(st, r);
+    if (!first || reasm_off(first) != 0)
+        return;
+    ip6_rx ip;
+    tern_memset(&ip, 0, sizeof ip);
+    ip.ip_hdr = first->data;
+    ip.src = first->data + 8;
+    ip.dst = first->data + 24;
+    ip.proto = IP6_EXT_FRAGMENT;
+    ip.multicast = ip6_is_mcast(ip.dst);
+    icmp6_send_error(st, &ip, ICMP6_TIME_EXCEEDED, ICMP6_TIME_REASM, 0,
+                     first->data, first->len);
 }
 
 uint64_t reasm6_poll(tern_stack *st, uint64_t now)
 {
-    struct ip6_layer *l = st->ip6;
-    if (now < l->reasm_next)
-        return l->reasm_next;
-    uint64_t next = TERN_NEVER;
-    for (uint32_t i = 0; i < st->cfg.reasm_slots; i++) {
-        struct reasm6 *r = &l->reasm[i];
-        if (!r->used)
-            continue;
-        if (now >= r->expires)
-            reasm6_expired(st, r);
-        else if (r->expires < next)
-            next = r->expires;
-    }
-    l->reasm_next = next;
-    return next;
+    return reasm_poll(st, &st->ip6->reasm, now, reasm6_expired);
 }
 
 void reasm6_fini(tern_stack *st)
 {
-    for (uint32_t i = 0; i < st->cfg.reasm_slots; i++)
-        if (st->ip6->reasm[i].used)
-            reasm6_free(st, &st->ip6->reasm[i]);
+    reasm_table_fini(st, &st->ip6->reasm);
 }
 
 /* ---- fragmentation by the source ---- */

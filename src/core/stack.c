@@ -115,7 +115,7 @@ static void layout(tern_stack *st, const tern_config *cfg, carve *c)
         st->txq = txq;
     arp_mem(st, cfg, c);
     udp_mem(st, cfg, c);
-    reasm_mem(st, cfg, c);
+    reasm4_mem(st, cfg, c);
     tcp_mem(st, cfg, c);
     ip6_mem(st, cfg, c);
 }
@@ -166,7 +166,7 @@ void tern_stack_fini(tern_stack *st)
 {
     stack_flush(st);
     arp_fini(st);
-    reasm_fini(st);
+    reasm4_fini(st);
     tcp_fini(st);
     ip6_fini(st);
 }
@@ -251,7 +251,7 @@ uint64_t tern_poll(tern_stack *st, uint64_t now)
     uint64_t t = tcp_poll(st, now);
     if (t < next)
         next = t;
-    t = reasm_poll(st, now);
+    t = reasm4_poll(st, now);
     if (t < next)
         next = t;
     t = ip6_poll(st, now);

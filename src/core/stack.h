@@ -5,6 +5,7 @@
 
 #include "tern.h"
 #include "util.h"
+#include "reasm.h"
 
 #define ETH_HDR_LEN 14
 #define ETH_TYPE_IPV4 0x0800
@@ -59,7 +60,6 @@ typedef struct ip4_rx {
 } ip4_rx;
 
 struct arp_entry;
-struct reasm;
 struct arp_pending;
 struct tcp_layer;
 struct ip6_layer;
@@ -98,8 +98,7 @@ struct tern_stack {
     uint64_t icmp_refill;
 
     uint16_t ip_ids[IP_ID_BUCKETS]; /* IPv4 ID counters (ip4.c) */
-    struct reasm *reasm;      /* cfg.reasm_slots (ip4_frag.c) */
-    uint64_t reasm_next;      /* earliest expiry held; no scan before it */
+    struct reasm_table reasm; /* IPv4 datagrams held (ip4_frag.c) */
     struct tern_udp *udp;     /* cfg.max_udp slots */
     struct tcp_layer *tcp;    /* tcp/ */
     struct ip6_layer *ip6;    /* ip6.h; NULL when IPv6 is off */
@@ -316,8 +315,10 @@ void ip4_send(tern_stack *st, tern_buf *b, uint32_t nh, bool bcast);
 /* Reassembly (ip4_frag.c). ip4_reasm takes one fragment (IP header at
  * b->data, len trimmed to the IP total length) and returns the whole
  * datagram in a new buffer once complete, else NULL; it always consumes b. */
-void reasm_mem(tern_stack *st, const tern_config *cfg, carve *c);
+void reasm4_mem(tern_stack *st, const tern_config *cfg, carve *c);
 tern_buf *ip4_reasm(tern_stack *st, tern_buf *b);
+uint64_t reasm4_poll(tern_stack *st, uint64_t now);
+void reasm4_fini(tern_stack *st);
 /* Send the datagram in b (IPv4 header hdr, 20 bytes, already filled but
  * for length, flags and checksum; payload at b->data) as fragments of at
  * most the MTU to next hop nh, each in a fresh buffer; all or none are
@@ -333,8 +334,6 @@ bool frag_bufs(tern_stack *st, tern_buf **fr, uint32_t n, uint32_t room);
  * chain when to_chain (ip4_frag.c). */
 void chain_copy(tern_buf *c, uint32_t off, uint8_t *p, uint32_t len,
                 bool to_chain);
-uint64_t reasm_poll(tern_stack *st, uint64_t now);
-void reasm_fini(tern_stack *st);
 /* Pseudo-header partial sum for TCP/UDP checksums (not folded). */
 static inline uint32_t ip4_pseudo_sum(uint32_t src, uint32_t dst,
                                       uint8_t proto, uint32_t l4_len)
