@@ -1,5 +1,7 @@
 """TCP Fast Open (RFC 7413) between tern (AF_PACKET) and the Linux kernel,
-both ways, in throw-away namespaces (tools/netns.sh):
+both ways, over IPv4 and over IPv6 (the first two cases run once for each:
+tern has both addresses, the Linux peer's net.ipv4.tcp_fastopen covers
+both families), in throw-away namespaces (tools/netns.sh):
 
   - a Linux client (sendto with MSG_FASTOPEN, net.ipv4.tcp_fastopen=1)
     against `tern-echo --server --tfo`: the first connection gets a cookie,
@@ -25,6 +27,7 @@ import unittest
 
 import interop as it
 from interop import Proc, log, prog
+from test_interop6 import wait_ping6
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEER = os.path.join(HERE, "tfo_peer.py")
@@ -35,7 +38,8 @@ SIZE = 64
 def tern_args(hosts, argv):
     return [prog(argv[0])] + list(argv[1:]) + [
         "--driver", "afpacket", "--iface", hosts.if_t, "--cores",
-        str(TERN_CPU), "--json"]
+        str(TERN_CPU), "--ip", hosts.ip_t + "/24", "--ip6",
+        hosts.ip6_t + "/64", "--json"]
 
 
 def ctr(report, name):
@@ -73,15 +77,18 @@ class Tfo(unittest.TestCase):
     def tearDown(self):
         Proc.kill_all()
 
-    def test_linux_client_tern_server(self):
+    def linux_client_tern_server(self, v6):
         h = self.hosts
-        sysctl(h.ns_k, "net.ipv4.tcp_fastopen=1")
+        ip = h.ip6_t if v6 else h.ip_t
+        sysctl(h.ns_k, "net.ipv4.tcp_fastopen=1")   # IPv6 too
         srv = Proc(h.ns_t, tern_args(h, ["tern-echo", "--server", "--tfo",
                                          "--port", "7009"]))
-        if not it.wait_ping(h.ns_k, h.ip_t, proc=srv):
+        up = (wait_ping6(h.ns_k, ip, srv) if v6 else
+              it.wait_ping(h.ns_k, ip, proc=srv))
+        if not up:
             self.fail("tern-echo did not come up:\n%s" % srv.describe())
         before = linux_tcpext(h.ns_k)
-        r = it.run(h.ns_k, [sys.executable, PEER, "client", h.ip_t, "7009",
+        r = it.run(h.ns_k, [sys.executable, PEER, "client", ip, "7009",
                             "2", str(SIZE)], 60)
         self.assertEqual(r.p.returncode, 0, r.describe())
         got = r.json()
@@ -90,35 +97,43 @@ class Tfo(unittest.TestCase):
         rep = srv.json()
         active = (after.get("TCPFastOpenActive", 0) -
                   before.get("TCPFastOpenActive", 0))
-        log("Linux client -> tern: %s; tern cookie requests %d, SYN data "
-            "taken %d, bad cookies %d; Linux TCPFastOpenActive +%d" % (
-                got, ctr(rep, "tcp_tfo_cookie_req_in"),
-                ctr(rep, "tcp_tfo_syn_data_in"),
-                ctr(rep, "tcp_tfo_cookie_bad"), active))
+        log("Linux client -> tern over IPv%d: %s; tern cookie requests %d, "
+            "SYN data taken %d, bad cookies %d; Linux TCPFastOpenActive "
+            "+%d" % (6 if v6 else 4, got, ctr(rep, "tcp_tfo_cookie_req_in"),
+                     ctr(rep, "tcp_tfo_syn_data_in"),
+                     ctr(rep, "tcp_tfo_cookie_bad"), active))
         self.assertEqual(got["echoed"], 2, r.describe())
         self.assertEqual(ctr(rep, "tcp_tfo_cookie_req_in"), 1, rep)
         self.assertEqual(ctr(rep, "tcp_tfo_syn_data_in"), 1, rep)
         self.assertEqual(ctr(rep, "tcp_tfo_cookie_bad"), 0, rep)
         self.assertEqual(active, 1, (before, after))
 
-    def test_tern_client_linux_server(self):
+    def test_linux_client_tern_server(self):
+        self.linux_client_tern_server(False)
+
+    def test_linux_client_tern_server_ipv6(self):
+        self.linux_client_tern_server(True)
+
+    def tern_client_linux_server(self, v6):
         h = self.hosts
         sysctl(h.ns_k, "net.ipv4.tcp_fastopen=3")
-        peer = Proc(h.ns_k, [sys.executable, PEER, "server", "7010"])
+        port = 7012 if v6 else 7010
+        peer = Proc(h.ns_k, [sys.executable, PEER, "server", str(port)])
         self.assertEqual((peer.readline(10) or "").strip(), "ready",
                          peer.describe())
         before = linux_tcpext(h.ns_k)
+        to = "[%s]:%d" % (h.ip6_k, port) if v6 else "%s:%d" % (h.ip_k, port)
         cli = it.run(h.ns_t, tern_args(h, [
-            "tern-echo", "--client", "%s:7010" % h.ip_k, "--tfo",
+            "tern-echo", "--client", to, "--tfo",
             "--conns", "2", "--size", str(SIZE), "--requests", "200"]), 60)
         self.assertEqual(cli.p.returncode, 0, cli.describe())
         rep = cli.json()
         after = linux_tcpext(h.ns_k)
         passive = (after.get("TCPFastOpenPassive", 0) -
                    before.get("TCPFastOpenPassive", 0))
-        log("tern client -> Linux: cookie requests %d, SYNs with data %d, "
-            "acked %d, unacked %d; Linux TCPFastOpenPassive +%d" % (
-                ctr(rep, "tcp_tfo_cookie_req_out"),
+        log("tern client -> Linux over IPv%d: cookie requests %d, SYNs with "
+            "data %d, acked %d, unacked %d; Linux TCPFastOpenPassive +%d" % (
+                6 if v6 else 4, ctr(rep, "tcp_tfo_cookie_req_out"),
                 ctr(rep, "tcp_tfo_syn_data_out"),
                 ctr(rep, "tcp_tfo_syn_data_acked"),
                 ctr(rep, "tcp_tfo_syn_data_unacked"), passive))
@@ -127,6 +142,12 @@ class Tfo(unittest.TestCase):
         self.assertEqual(ctr(rep, "tcp_tfo_syn_data_out"), 1, rep)
         self.assertEqual(ctr(rep, "tcp_tfo_syn_data_acked"), 1, rep)
         self.assertEqual(passive, 1, (before, after))
+
+    def test_tern_client_linux_server(self):
+        self.tern_client_linux_server(False)
+
+    def test_tern_client_linux_server_ipv6(self):
+        self.tern_client_linux_server(True)
 
     def test_linux_server_over_its_limit(self):
         # A Linux listener with a TFO queue of 1: tern's three SYNs with

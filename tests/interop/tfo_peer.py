@@ -1,13 +1,15 @@
 """Linux-side ends of the TCP Fast Open interop test (stdlib only), run in
 the kernel-side namespace with net.ipv4.tcp_fastopen set there.
 
-  tfo_peer.py client IP PORT N SIZE   N connections one after the other,
+  tfo_peer.py client IP PORT N SIZE   N connections one after the other
+                                      (IP: IPv4 or IPv6),
                                       each sending SIZE bytes with
                                       sendto(MSG_FASTOPEN) and reading
                                       them back; prints one JSON line
   tfo_peer.py server PORT [QLEN]      an echo server whose listener has
                                       TCP_FASTOPEN (queue QLEN, default
-                                      16); prints "ready" once listening
+                                      16), IPv4 and IPv6; prints "ready"
+                                      once listening
 
 Every read has a timeout (the caller bounds the connect); nothing asserts
 a speed."""
@@ -26,7 +28,8 @@ def payload(i, size):
 def client(ip, port, n, size):
     ok = 0
     for i in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s = socket.socket(socket.AF_INET6 if ":" in ip else socket.AF_INET,
+                          socket.SOCK_STREAM)
         try:
             data = payload(i, size)
             # connect and send in one call: the SYN carries the data once
@@ -66,10 +69,12 @@ def serve(c):
 
 
 def server(port, qlen):
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # one dual-stack listener: IPv4 clients arrive as ::ffff:a.b.c.d
+    ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    ls.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, qlen)
-    ls.bind(("0.0.0.0", port))
+    ls.bind(("::", port))
     ls.listen(64)
     print("ready", flush=True)
     while True:

@@ -2,7 +2,8 @@
  * stack driven by a scripted peer: cookies asked for, given, checked and
  * cached, a SYN's data delivered once, the pending bound, the client's SYN
  * with data and the SYN-ACK that takes none of it; URG segments delivered
- * inline. Time is simulated (t->now). */
+ * inline; over IPv6, the cookie of a whole address and a Fast Open
+ * between two stacks. Time is simulated (t->now). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,6 +126,15 @@ static int teardown(void **s)
 }
 
 static const tern_counters *ctr(void) { return tern_get_counters(T->st); }
+
+/* The client cache's cookie for the IPv4 peer ip (tfo_cache_get). */
+static uint32_t cache_get4(uint32_t ip, uint8_t *cookie, uint16_t *mss)
+{
+    struct tern_conn view;
+    memset(&view, 0, sizeof view);
+    view.raddr = ip;
+    return tfo_cache_get(T->st, &view, cookie, mss);
+}
 
 /* The TFO option of captured TCP frame i (negative: from the end): its
  * cookie length (0 for a request) or -1 when there is none; the cookie
@@ -632,7 +642,7 @@ static void client_synack_only_syn(void **s)
     assert_memory_equal(d.data, "request", 7);
     assert_int_equal(E.acked, 0);
     uint16_t mss;
-    assert_int_equal(tfo_cache_get(T->st, TH_PEER_IP, ck, &mss), 8);
+    assert_int_equal(cache_get4(TH_PEER_IP, ck, &mss), 8);
     assert_memory_equal(ck, nk, 8);
     assert_int_equal(mss, 1460);
     /* the peer acknowledges it: the stream is whole once */
@@ -709,16 +719,16 @@ static void client_cache_bound(void **s)
         view.raddr = TERN_IP4(198, 18, 0, 10 + i);
         tfo_synack_cookie(T->st, &view, &sa);
         if (i == 2) /* touch the first: the second is now the oldest */
-            assert_int_equal(tfo_cache_get(T->st, TERN_IP4(198, 18, 0, 11),
+            assert_int_equal(cache_get4(TERN_IP4(198, 18, 0, 11),
                                            got, &mss), 8);
     }
     assert_int_equal(ctr()->tcp_tfo_cookies_cached, 3);
-    assert_int_equal(tfo_cache_get(T->st, TERN_IP4(198, 18, 0, 12), got, &mss),
+    assert_int_equal(cache_get4(TERN_IP4(198, 18, 0, 12), got, &mss),
                      0);
-    assert_int_equal(tfo_cache_get(T->st, TERN_IP4(198, 18, 0, 11), got, &mss),
+    assert_int_equal(cache_get4(TERN_IP4(198, 18, 0, 11), got, &mss),
                      8);
     assert_int_equal(got[0], 1);
-    assert_int_equal(tfo_cache_get(T->st, TERN_IP4(198, 18, 0, 13), got, &mss),
+    assert_int_equal(cache_get4(TERN_IP4(198, 18, 0, 13), got, &mss),
                      8);
     assert_int_equal(got[0], 3);
     assert_int_equal(mss, 1400);
@@ -727,7 +737,7 @@ static void client_cache_bound(void **s)
     view.raddr = TERN_IP4(198, 18, 0, 13);
     tfo_synack_cookie(T->st, &view, &sa);
     assert_int_equal(ctr()->tcp_tfo_cookies_cached, 3);
-    assert_int_equal(tfo_cache_get(T->st, view.raddr, got, &mss), 8);
+    assert_int_equal(cache_get4(view.raddr, got, &mss), 8);
     assert_int_equal(got[0], 7);
 }
 
@@ -802,6 +812,151 @@ static void urgent_inline(void **s)
     assert_int_equal(last().ack, P.seq);
 }
 
+
+/* ---- over IPv6 ---- */
+static const uint8_t V6[2][16] = {
+    {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+    {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2},
+};
+
+/* Whether the server takes `cookie` in a SYN from the IPv6 address src
+ * whose fold (tcp_seg.src) is fold, or from the IPv4 address fold when
+ * src is NULL; the SYN carries no data, so only tcp_tfo_cookie_bad
+ * tells. */
+static bool cookie_taken(const uint8_t *src, uint32_t fold,
+                         const uint8_t cookie[8])
+{
+    ip6_rx ip;
+    memset(&ip, 0, sizeof ip);
+    ip.src = src;
+    ip.dst = V6[1];
+    tcp_seg sg;
+    memset(&sg, 0, sizeof sg);
+    sg.ip6 = src ? &ip : NULL;
+    sg.src = fold;
+    sg.o.has = OPT_TFO;
+    sg.o.tfo = cookie;
+    sg.o.tfo_len = 8;
+    struct tern_conn *c = conn_alloc(T->st, TH_PEER_IP, 1234, 80);
+    assert_non_null(c);
+    uint64_t bad = ctr()->tcp_tfo_cookie_bad;
+    tfo_passive(T->st, c, &sg);
+    conn_free(T->st, c);
+    return ctr()->tcp_tfo_cookie_bad == bad;
+}
+
+/* The server's cookie for an IPv6 client is a keyed hash of its whole
+ * address: the 32-bit fold the connection table keys on plays no part
+ * (an address with the same fold and one other byte is refused), and the
+ * family is in it (the fold as an IPv4 address is refused). */
+static void server_cookie_over_ipv6_address(void **s)
+{
+    (void)s;
+    struct tern_conn *c = conn_alloc6(T->st, V6[0], V6[1], 40000, 80);
+    assert_non_null(c);
+    c->flags |= TF_PASSIVE;
+    c->tfo = TFO_OPT;
+    uint8_t opt[40];
+    uint32_t n = tfo_syn_option(T->st, c, opt);
+    uint32_t fold = c->raddr;
+    conn_free(T->st, c);
+    assert_int_equal(n, 12);                   /* NOP NOP 34 10 cookie */
+    assert_int_equal(opt[2], 34);
+    assert_int_equal(opt[3], 10);
+    const uint8_t *ck = opt + 4;
+    assert_true(cookie_taken(V6[0], fold, ck));
+    assert_true(cookie_taken(V6[0], fold ^ 0x5a5a, ck));
+    uint8_t other[16];
+    memcpy(other, V6[0], 16);
+    other[7] ^= 1;                             /* outside the low bytes */
+    assert_false(cookie_taken(other, fold, ck));
+    assert_false(cookie_taken(NULL, fold, ck));
+}
+
+/* The client cache keys IPv6 peers by their whole address: two peers of
+ * one fold have an entry each, and neither is the IPv4 address equal to
+ * the fold. */
+static void client_cache_keyed_by_ipv6_address(void **s)
+{
+    (void)s;
+    struct tern_conn a, b;
+    memset(&a, 0, sizeof a);
+    a.flags = TF_V6;
+    a.raddr = 0x123456;
+    memcpy(a.raddr6, V6[0], 16);
+    b = a;
+    b.raddr6[7] ^= 1;
+    tcp_seg sa;
+    memset(&sa, 0, sizeof sa);
+    uint8_t ck[8] = {1, 1, 1, 1, 1, 1, 1, 1}, got[16];
+    uint16_t mss = 0;
+    sa.o.has = OPT_TFO | OPT_MSS;
+    sa.o.mss = 1440;
+    sa.o.tfo = ck;
+    sa.o.tfo_len = 8;
+    tfo_synack_cookie(T->st, &a, &sa);
+    assert_int_equal(tfo_cache_get(T->st, &b, got, &mss), 0);
+    assert_int_equal(cache_get4(a.raddr, got, &mss), 0);
+    memset(ck, 2, sizeof ck);
+    tfo_synack_cookie(T->st, &b, &sa);
+    assert_int_equal(ctr()->tcp_tfo_cookies_cached, 2);
+    assert_int_equal(tfo_cache_get(T->st, &a, got, &mss), 8);
+    assert_int_equal(got[0], 1);
+    assert_int_equal(mss, 1440);
+    assert_int_equal(tfo_cache_get(T->st, &b, got, &mss), 8);
+    assert_int_equal(got[0], 2);
+}
+
+/* Two stacks over the mem link, IPv6 only: the first Fast Open connect
+ * asks for a cookie (its data after the handshake), the second carries
+ * its data in the SYN and the server takes it there. */
+static void tw_tfo6(tern_config *c, int end)
+{
+    c->ip = 0;
+    memcpy(c->ip6[0], V6[end], 16);
+    c->ip6_prefix_len[0] = 64;
+    c->n_ip6 = 1;
+    c->ip6_no_dad = true;
+    c->tfo_server = end == 0;
+}
+
+static bool got_n(void *a) { return E.nrx >= *(size_t *)a && E.connected; }
+
+static void fast_open_over_ipv6(void **s)
+{
+    (void)s;
+    memset(&E, 0, sizeof E);
+    tern_callbacks cb = {.accepted = on_accepted, .connected = on_connected,
+                         .recv = on_recv, .acked = on_acked,
+                         .closed = on_closed};
+    pair *p = pair_new(NULL, 1, tw_tfo6, &cb, &E, &E);
+    assert_non_null(p);
+    assert_int_equal(tern_tcp_listen(p->st[0], 80, &E), 0);
+    tern_addr srv = tern_addr_v6(V6[0]);
+    int err = -1;
+    assert_non_null(tern_tcp_connect_data(p->st[1], &srv, 80, 0, &E, "hello",
+                                          5, &err));
+    size_t want = 5;
+    assert_true(pair_run(p, got_n, &want, p->now + 10 * TERN_NS_PER_SEC));
+    const tern_counters *cs = tern_get_counters(p->st[0]);
+    const tern_counters *cc = tern_get_counters(p->st[1]);
+    assert_int_equal(cc->tcp_tfo_cookie_req_out, 1);
+    assert_int_equal(cc->tcp_tfo_cookies_cached, 1);
+    assert_int_equal(cs->tcp_tfo_cookie_req_in, 1);
+    assert_int_equal(cs->tcp_tfo_syn_data_in, 0);
+    E.connected = 0;
+    assert_non_null(tern_tcp_connect_data(p->st[1], &srv, 80, 0, &E, "world",
+                                          5, &err));
+    want = 10;
+    assert_true(pair_run(p, got_n, &want, p->now + 10 * TERN_NS_PER_SEC));
+    assert_memory_equal(E.rx, "helloworld", 10);
+    assert_int_equal(cc->tcp_tfo_syn_data_out, 1);
+    assert_int_equal(cc->tcp_tfo_syn_data_acked, 1);
+    assert_int_equal(cs->tcp_tfo_syn_data_in, 1);
+    assert_int_equal(cs->tcp_tfo_cookie_bad, 0);
+    pair_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -838,6 +993,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(client_connect_data_errors, setup_off,
                                         teardown),
         cmocka_unit_test_setup_teardown(urgent_inline, setup_off, teardown),
+        cmocka_unit_test_setup_teardown(server_cookie_over_ipv6_address,
+                                        setup_server, teardown),
+        cmocka_unit_test_setup_teardown(client_cache_keyed_by_ipv6_address,
+                                        setup_off, teardown),
+        cmocka_unit_test(fast_open_over_ipv6),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -450,16 +450,14 @@ tern_conn *tern_tcp_connect_data(tern_stack *st, const tern_addr *dst,
                                       err);
     if (!c)
         return NULL;
-    uint32_t dst_ip = c->raddr;
     uint8_t ck[TFO_COOKIE_MAX];
     uint16_t mss;
-    /* the cookie cache is keyed by IPv4 address: IPv6 opens without TFO */
-    c->tfo = (c->flags & TF_V6) ? 0 : TFO_OPT;  /* a cookie request ... */
-    if (len && c->tfo && tfo_cache_get(st, dst_ip, ck, &mss)) {
+    c->tfo = TFO_OPT;                   /* a cookie request ... */
+    if (len && tfo_cache_get(st, c, ck, &mss)) {
         c->tfo |= TFO_DATA;             /* ... or the cookie and data */
         /* queue buffers as large as the SYN takes (c->mss is set again
          * from the SYN-ACK) */
-        uint32_t room = tfo_syn_room(tl, mss);
+        uint32_t room = tfo_syn_room(tl, c, mss);
         if (room > c->mss)
             c->mss = (uint16_t)room;
     }

@@ -915,8 +915,8 @@ static bool send_syn_data(tern_stack *st, struct tern_conn *c)
     uint16_t mss = 0;
     tern_buf *q = c->sq_head;
     uint32_t n = q ? bq_len(q) : 0, max = 0;
-    if (tfo_cache_get(st, c->raddr, ck, &mss))
-        max = tfo_syn_room(TL(st), mss);
+    if (tfo_cache_get(st, c, ck, &mss))
+        max = tfo_syn_room(TL(st), c, mss);
     if (n > max)
         n = max;
     tern_buf *b = n ? hdr_buf(st) : NULL;

@@ -741,18 +741,21 @@ void tfo_mem(struct tcp_layer *tl, const tern_config *cfg, carve *cv);
  * data is taken (true: TFO_DATA set, counted pending; the caller
  * delivers it). */
 bool tfo_passive(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
-/* Client: the destination's cached cookie and the peer MSS seen with it;
- * 0 when none is cached, else the cookie's length (copied to cookie). */
-uint32_t tfo_cache_get(tern_stack *st, uint32_t raddr,
+/* Client: the cached cookie of the conn's peer (IPv4 or IPv6 address)
+ * and the peer MSS seen with it; 0 when none is cached, else the cookie's
+ * length (copied to cookie). */
+uint32_t tfo_cache_get(tern_stack *st, const struct tern_conn *c,
                        uint8_t cookie[TFO_COOKIE_MAX], uint16_t *mss);
 /* Client: a SYN-ACK s answered our SYN with TFO_OPT: keep its cookie. */
 void tfo_synack_cookie(tern_stack *st, struct tern_conn *c, const tcp_seg *s);
-/* Payload bytes a SYN may carry to a peer whose MSS option was mss: room
- * for the largest options (40 bytes) is kept, so the segment fits
- * whatever the SYN's options come to. */
-static inline uint32_t tfo_syn_room(const struct tcp_layer *tl, uint32_t mss)
+/* Payload bytes the conn's SYN may carry to a peer whose MSS option was
+ * mss: room for the largest options (40 bytes) is kept, so the segment
+ * fits whatever the SYN's options come to. */
+static inline uint32_t tfo_syn_room(const struct tcp_layer *tl,
+                                    const struct tern_conn *c, uint32_t mss)
 {
-    uint32_t m = mss < tl->our_mss ? mss : tl->our_mss;
+    uint32_t ours = conn_our_mss(tl, c);
+    uint32_t m = mss < ours ? mss : ours;
     return m > 40 ? m - 40 : 0;
 }
 /* The TFO option of the conn's SYN or SYN-ACK at p (NOP-padded to a
