@@ -14,6 +14,7 @@ address. For each stack, in one run:
             one round after the other at full rate, from random hosts of
             the target's /24 (none answers ARP) into the echo port; the
             client stops when the last round ends
+  after     --requests round trips again, on a new connection
 
 Reported per phase: round trips, p50/p99/p99.9/max latency (kern-echo's
 histogram, ~3% precision), and the ARP requests the target sent for the
@@ -352,9 +353,9 @@ def main(argv):
         return skip
     for prog in ("bin/tern-echo", "bin/kern-echo", "tests/synflood"):
         if not os.access(os.path.join(a.build_dir, prog), os.X_OK):
-            sys.stderr.write("tern bench flood: %s/%s not built (cmake --build %s --target "
-                             "tern-echo kern-echo synflood)\n" % (a.build_dir, prog, a.build_dir))
-            return 2
+            print("SKIP: tern bench flood: %s/%s not built (cmake --build %s --target "
+                  "tern-echo kern-echo synflood)" % (a.build_dir, prog, a.build_dir))
+            return skip
     stacks = ["tern-" + d for d in a.drivers.split(",") if d]
     if not a.no_kern:
         stacks.append("linux")
