@@ -124,6 +124,10 @@ void bulk_opts_parse(common_opts *co, bulk_opts *bo, int argc, char **argv)
          "tern: the sender hands the stack each buffer's checksum, worked "
          "out from the pattern's arithmetic, so the stack does not read the "
          "payload to send it (a shortcut: named in the output)"),
+        OPT("snd-buf", OT_SIZE, &bo->snd_buf, "N",
+         "tern: send queue bytes per connection (cfg.snd_buf; default "
+         "the stack's, 256K); what may be unacknowledged at once",
+         .min = 16384, .max = 1ull << 30),
         OPT_END,
     };
     const char *usage =

@@ -34,6 +34,7 @@ typedef struct bulk_opts {
     int verify;             /* VERIFY_* */
     bool once;              /* server: exit after --conns streams */
     bool app_sum;           /* tern: payload sums from the app (shortcut) */
+    uint64_t snd_buf;       /* tern: cfg.snd_buf, 0 = the stack's default */
     bool server;
     const char *client;
     bool verify_seen, conns_seen, port_seen;

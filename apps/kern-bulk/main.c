@@ -254,6 +254,9 @@ int main(int argc, char **argv)
     if (bo.app_sum)
         opts_fail(&co, "--app-sum is a tern-bulk shortcut: the kernel "
                        "computes its own checksums");
+    if (bo.snd_buf)
+        opts_fail(&co, "--snd-buf is a tern-bulk flag: the kernel sizes its "
+                       "send buffer itself (net.ipv4.tcp_wmem)");
     if (bo.mode == MODE_BOTH && !bo.port_seen)
         bo.port = 0;
     kern_stop_setup();

@@ -368,6 +368,8 @@ static void configure(rt_ep *ep, tern_config *cfg)
     }
     cfg->cb.peer_closed = cb_peer_closed;
     cfg->cb.closed = cb_closed;
+    if (bo.snd_buf)
+        cfg->snd_buf = (uint32_t)bo.snd_buf;
     uint64_t need = bo.conns * 2 + 64;
     if (need > cfg->max_conns)
         cfg->max_conns = (uint32_t)need;

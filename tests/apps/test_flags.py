@@ -105,6 +105,8 @@ class Flags(unittest.TestCase):
         for p in ("kern-echo", "kern-bulk", "kern-httpd"):
             self.bad(p, "--loss", "0.1")
             self.bad(p, "--offload", "csum")
+        self.bad("kern-bulk", "--snd-buf", "1M")
+        self.bad("tern-bulk", "--snd-buf", "1K")
 
     def test_kern_ignores_driver_flags(self):
         r = run(["kern-echo", "--driver", "afxdp", "--iface", "eth9",

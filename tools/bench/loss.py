@@ -200,6 +200,8 @@ def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
     driver = stack.split("-", 1)[1] if tern else None
     tern_flags = ["--driver", driver, "--iface", e["IF_T"], "--cores", str(a.tern_cpu),
                   "--poll", "busy", "--json", "--cc", tern_cc]
+    if a.snd_buf and direction == "send":
+        tern_flags += ["--snd-buf", a.snd_buf]
     rec = {"stack": stack, "cc": cc, "direction": direction, "bytes": a.bytes}
     if tern:
         rec["tern_cc"] = tern_cc
@@ -360,6 +362,9 @@ def parser():
     p.add_argument("--tern-cc", default="cubic,bbr", metavar="LIST",
                    help="congestion controls of the tern sender rows (tern-bulk --cc; "
                         "default cubic,bbr); a tern receiver uses the first")
+    p.add_argument("--snd-buf", default=None, metavar="N",
+                   help="tern senders: tern-bulk --snd-buf (send queue per "
+                        "connection; default the stack's 256K)")
     p.add_argument("--directions", default="send,recv", metavar="LIST",
                    help="send (tern sends), recv (tern receives) (default both)")
     p.add_argument("--no-kern", action="store_true", help="tern rows only")
