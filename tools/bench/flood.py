@@ -54,14 +54,26 @@ ARP_RE = re.compile(r"([0-9a-f:]{17}) > ([0-9a-f:]{17}),.*Request who-has "
                     r"(\S+?),? (?:\(\S+\) )?tell (\S+?),")
 
 
-class ArpWatch:
-    """tcpdump of the ARP requests arriving on k, with their arrival time
-    (a thread reads its output line by line)."""
+# tcpdump -tt -nn: "TIME ... SRC.PORT > DST.PORT: Flags [P.], ..., length 64"
+SEG_RE = re.compile(r"^(\d+\.\d+) .* (\d+\.\d+\.\d+\.\d+)\.\d+ > "
+                    r"\d+\.\d+\.\d+\.\d+\.\d+: .*, length 64$")
 
-    def __init__(self, hosts):
+
+class ArpWatch:
+    """tcpdump on k, read line by line by a thread: the ARP requests that
+    arrive, with their arrival time, and with turnaround=True also the
+    client's 64-byte requests and the echoes, whose capture times give the
+    target's turnaround as seen at the client's interface (without the
+    client's own scheduling)."""
+
+    def __init__(self, hosts, turnaround=False):
         self.seen = []     # (monotonic time, dst mac, who-has, tell)
-        self.p = hosts.popen("k", ["tcpdump", "-i", hosts.env["IF_K"], "-Q", "in",
-                                   "-l", "-nn", "-e", "arp"])
+        self.segs = []     # (monotonic time, capture time, source address)
+        flt = "arp"
+        if turnaround:
+            flt = "arp or (tcp port %d and host %s and greater 100)" % (PORT, hosts.env["IP_K"])
+        self.p = hosts.popen("k", ["tcpdump", "-i", hosts.env["IF_K"], "-l", "-nn", "-e",
+                                   "-tt", flt])
         self.th = threading.Thread(target=self._read, daemon=True)
         self.th.start()
         # tcpdump says "listening on ..." once its filter is attached
@@ -82,6 +94,30 @@ class ArpWatch:
             if m:
                 self.seen.append((time.monotonic(), m.group(2), m.group(3),
                                   m.group(4)))
+                continue
+            m = SEG_RE.match(line)
+            if m:
+                self.segs.append((time.monotonic(), float(m.group(1)), m.group(2)))
+
+    def turnaround(self, t0, t1, client):
+        """Percentiles (us) of request -> echo at k, for requests seen in
+        [t0, t1); a frame tcpdump missed costs one sample, never pairs
+        wrong ones (one request in flight at a time)."""
+        out, asked = [], None
+        for t, ts, src in list(self.segs):
+            if not t0 <= t < t1:
+                continue
+            if src == client:
+                asked = ts
+            elif asked is not None:
+                out.append((ts - asked) * 1e6)
+                asked = None
+        if not out:
+            return None
+        out.sort()
+        pick = lambda q: round(out[min(len(out) - 1, int(q * len(out)))], 1)
+        return {"n": len(out), "p50_us": pick(0.5), "p99_us": pick(0.99),
+                "p999_us": pick(0.999), "max_us": round(out[-1], 1)}
 
     def close(self):
         if self.p.poll() is None:
@@ -184,7 +220,7 @@ def one_run(a, hosts, stack):
         if not wait_listening(hosts, e["IP_T"], PORT):
             srv_out = stop_proc(srv)
             raise RuntimeError("server not listening: %s" % (srv_out[1] or "")[-300:])
-        watch = ArpWatch(hosts)
+        watch = ArpWatch(hosts, a.turnaround)
         skip = "%s,%s" % (e["IP_T"].rsplit(".", 1)[1], e["IP_K"].rsplit(".", 1)[1])
         # baseline
         t0 = time.monotonic()
@@ -212,6 +248,9 @@ def one_run(a, hosts, stack):
         rec["flood"]["arp_for_client_unicast"] = watch.count(t1, t4, ip_t, ip_k, False)
         rec["flood"]["arp_requests"] = watch.count(t2, t4, ip_t)
         rec["flood"]["client_seconds"] = round(t3 - t1, 2)
+        if a.turnaround:
+            rec["baseline"]["turnaround"] = watch.turnaround(t0, t1, ip_k)
+            rec["flood"]["turnaround"] = watch.turnaround(t2, t3, ip_k)
     except (RuntimeError, subprocess.TimeoutExpired) as ex:
         rec["error"] = str(ex)
     finally:
@@ -280,6 +319,19 @@ def table(runs):
             f["requests"], fmt_ms(f["p50_us"]), fmt_ms(f["p99_us"]), fmt_ms(f["p999_us"]),
             fmt_ms(f["max_us"]), f["syns_per_s"], f["arp_requests"],
             f["arp_for_client_broadcast"], f["arp_for_client_unicast"]))
+    ta = [r for r in runs if "error" not in r and r["baseline"].get("turnaround")]
+    if ta:
+        lines += ["", "The target's turnaround at the client's interface (tcpdump on k):", "",
+                  "| stack | phase | samples | p50 ms | p99 ms | p99.9 ms | max ms |",
+                  "|" + "---|" * 7]
+        for r in ta:
+            for phase in ("baseline", "flood"):
+                t = r[phase].get("turnaround") or {}
+                lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+                    r["stack"] if phase == "baseline" else "",
+                    "no flood" if phase == "baseline" else "flood", t.get("n", 0),
+                    fmt_ms(t.get("p50_us")), fmt_ms(t.get("p99_us")),
+                    fmt_ms(t.get("p999_us")), fmt_ms(t.get("max_us"))))
     return "\n".join(lines)
 
 
@@ -327,6 +379,10 @@ def parser():
                    help="pin the SYN sender to this CPU (default: the scheduler places it)")
     p.add_argument("--tern-cpu", metavar="CPU",
                    help="tern-echo --cores (default: tern-echo's, the first CPU it may use)")
+    p.add_argument("--turnaround", action="store_true",
+                   help="also capture the client's requests and the echoes on k: the "
+                        "target's turnaround without the client's scheduling (tcpdump "
+                        "then prints ~2 lines a round trip, which costs CPU too)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per stack, alternating the order (default 1)")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"), metavar="DIR",
