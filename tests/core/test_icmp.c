@@ -99,11 +99,21 @@ static void test_unreach_rate_limited(void **state)
     assert_int_equal(o[34], 3);
     assert_int_equal(o[35], 3);                      /* port */
     assert_int_equal(th_rd32(o + 42 + 12), TH_PEER_IP); /* quoted header */
+    assert_int_equal(t->out_len[0], 42 + 20 + 9);    /* and all of UDP's */
     assert_true(th_frame_csums_ok(o, t->out_len[0]));
     /* one second later the bucket has refilled */
     t->now += TERN_NS_PER_SEC;
     th_input(t, f, th_udp_frame(f, TH_PEER_IP, TH_IP, 1000, 9, "x", 1));
     assert_int_equal(C(t)->icmp_unreach_out, 101);
+    /* of a long datagram, the header and 64 bytes after it */
+    static const uint8_t big[400];
+    uint8_t fb[512];
+    th_clear(t);
+    t->now += TERN_NS_PER_SEC;
+    th_input(t, fb, th_udp_frame(fb, TH_PEER_IP, TH_IP, 1000, 9, big, sizeof big));
+    assert_int_equal(t->nout, 1);
+    assert_int_equal(t->out_len[0], 42 + 20 + 64);
+    assert_true(th_frame_csums_ok(t->out[0], t->out_len[0]));
     assert_int_equal(th_free(t), 0);
 }
 
@@ -143,6 +153,10 @@ static void test_send_echo(void **state)
     tern_flush(t->st);
     assert_int_equal(t->nout, 1);
     assert_int_equal(t->out[0][34], 8);
+    assert_int_equal(th_rd16(t->out[0] + 38), 9);     /* identifier */
+    assert_int_equal(th_rd16(t->out[0] + 40), 1);     /* sequence */
+    assert_int_equal(t->out_len[0], 42 + 4);
+    assert_memory_equal(t->out[0] + 42, "ping", 4);
     assert_true(th_frame_csums_ok(t->out[0], t->out_len[0]));
     static uint8_t big[4000];
     assert_int_equal(tern_icmp_echo(t->st, A4(TH_PEER_IP), 9, 1, big, sizeof big),

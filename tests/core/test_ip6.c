@@ -244,11 +244,25 @@ static void test_errors_rate_limited(void **state)
     uint8_t f[256], pl[8] = {0};
     for (int i = 0; i < 150; i++)
         th_input(t, f, th6_pkt(f, TH6_PEER, TH6_IP, 200, 64, pl, 8));
+    /* a Parameter Problem quoting the whole packet */
+    const uint8_t *o = t->out[0];
+    assert_int_equal(o[54], 4);
+    assert_int_equal(t->out_len[0], 14 + 40 + 8 + 48);
+    assert_memory_equal(o + 62 + 8, TH6_PEER, 16);
+    assert_true(th6_csum_ok(o, t->out_len[0]));
     assert_int_equal(C(t)->icmp6_error_out, 100);
     assert_int_equal(C(t)->icmp6_rate_limited, 50);
     t->now += TERN_NS_PER_SEC;
     th_input(t, f, th6_pkt(f, TH6_PEER, TH6_IP, 200, 64, pl, 8));
     assert_int_equal(C(t)->icmp6_error_out, 101);
+    /* of a long packet, what fits in the minimum MTU */
+    static uint8_t big[1400], fb[1500];
+    th_clear(t);
+    t->now += TERN_NS_PER_SEC;
+    th_input(t, fb, th6_pkt(fb, TH6_PEER, TH6_IP, 200, 64, big, sizeof big));
+    assert_int_equal(t->nout, 1);
+    assert_int_equal(t->out_len[0], 14 + 1280);
+    assert_true(th6_csum_ok(t->out[0], t->out_len[0]));
     assert_int_equal(th_free(t), 0);
 }
 
@@ -270,7 +284,11 @@ static void test_echo_out(void **state)
     assert_int_equal(th_rd16(o + 58), 5);
     assert_int_equal(th_rd16(o + 60), 6);
     assert_memory_equal(o + 62, "hello", 5);
+    assert_int_equal(t->out_len[0], 62 + 5);
     assert_true(th6_csum_ok(o, t->out_len[0]));
+    static uint8_t big[4000];
+    assert_int_equal(tern_icmp_echo(t->st, &a, 5, 6, big, sizeof big),
+                     -TERN_EMSGSIZE);                /* over one buffer */
     uint8_t f[256], m[13] = {129, 0, 0, 0, 0, 5, 0, 6, 'h', 'e', 'l', 'l', 'o'};
     th_input(t, f, th6_icmp(f, TH6_PEER, TH6_IP, 64, m, sizeof m));
     assert_int_equal(C(t)->icmp6_echo_reply_in, 1);
