@@ -9,7 +9,7 @@
 #define ICMP_ECHO 8
 #define ICMP_TIME_EXCEEDED 11
 #define ICMP_PARAM_PROBLEM 12
-#define ICMP_HDR_LEN 8
+#define ICMP_HDR_LEN ICMP_MSG_HDR_LEN
 #define ICMP_QUOTE_MAX 64     /* bytes of the offending transport header */
 #define ICMP_FRAG_NEEDED 4    /* destination unreachable code */
 
@@ -105,16 +105,6 @@ drop:
     tern_buf_release(st, b);
 }
 
-/* icmp_rate_per_sec errors per second, burst of the same. */
-static bool icmp_rate_ok(tern_stack *st)
-{
-    if (token_take(&st->icmp_tokens, &st->icmp_refill,
-                   st->cfg.icmp_rate_per_sec, st->now))
-        return true;
-    CTR(st, icmp_rate_limited);
-    return false;
-}
-
 void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
                        const uint8_t *l4, uint32_t l4_len)
 {
@@ -124,21 +114,14 @@ void icmp_send_unreach(tern_stack *st, const ip4_rx *ip, uint8_t code,
         return;
     if (ip->proto == IP_PROTO_ICMP && (l4_len < 1 || is_error_type(l4[0])))
         return;
-    if (!icmp_rate_ok(st))
+    if (!icmp_rate_ok(st, &st->icmp_tokens, &st->icmp_refill,
+                      &st->ctr.icmp_rate_limited))
         return;
-    tern_buf *b = tern_buf_alloc(st);
-    if (!b) {
-        CTR(st, tx_drop_nobuf);
+    tern_buf *b = icmp_error_msg(st, ICMP_UNREACH, code, 0, ip->ip_hdr,
+                                 ip->ip_hdr_len, l4, l4_len,
+                                 ip->ip_hdr_len + ICMP_QUOTE_MAX);
+    if (!b)
         return;
-    }
-    uint32_t quote = l4_len < ICMP_QUOTE_MAX ? l4_len : ICMP_QUOTE_MAX;
-    uint8_t *m = b->data;
-    m[0] = ICMP_UNREACH;
-    m[1] = code;
-    wr32(m + 4, 0);
-    tern_memcpy(m + ICMP_HDR_LEN, ip->ip_hdr, ip->ip_hdr_len);
-    tern_memcpy(m + ICMP_HDR_LEN + ip->ip_hdr_len, l4, quote);
-    b->len = ICMP_HDR_LEN + ip->ip_hdr_len + quote;
     CTR(st, icmp_unreach_out);
     icmp_finish(st, b, ip->src);
 }
@@ -154,21 +137,6 @@ int tern_icmp_echo(tern_stack *st, const tern_addr *dst, uint16_t id,
         return e;
     if (len + ICMP_HDR_LEN + IP4_HDR_LEN > 0xffff)
         return -TERN_EMSGSIZE;
-    tern_buf *b = tern_buf_alloc(st);
-    if (!b) {
-        CTR(st, tx_drop_nobuf);
-        return -TERN_ENOBUFS;
-    }
-    if (ICMP_HDR_LEN + len > b->size - (uint32_t)(b->data - b->head)) {
-        tern_buf_release(st, b);
-        return -TERN_EMSGSIZE;    /* over the MTU is fine: one buffer is not */
-    }
-    uint8_t *m = b->data;
-    m[0] = ICMP_ECHO;
-    m[1] = 0;
-    wr16(m + 4, id);
-    wr16(m + 6, seq);
-    tern_memcpy(m + ICMP_HDR_LEN, data, len);
-    b->len = (uint32_t)(ICMP_HDR_LEN + len);
-    return icmp_finish(st, b, dst_ip);
+    tern_buf *b = icmp_echo_msg(st, ICMP_ECHO, id, seq, data, len, &e);
+    return b ? icmp_finish(st, b, dst_ip) : e;
 }

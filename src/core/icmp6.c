@@ -3,7 +3,7 @@
  * Neighbor Discovery and MLD messages go to nd6.c. */
 #include "ip6.h"
 
-#define ICMP6_HDR_LEN 8
+#define ICMP6_HDR_LEN ICMP_MSG_HDR_LEN
 /* An error carries as much of the offending datagram as fits in the
  * minimum MTU (RFC 4443 2.4 (c)). */
 #define ICMP6_QUOTE_MAX (IP6_MIN_MTU - IP6_HDR_LEN - ICMP6_HDR_LEN)
@@ -120,17 +120,6 @@ drop:
     tern_buf_release(st, b);
 }
 
-/* A bucket of its own, at the ICMP rate. */
-static bool icmp6_rate_ok(tern_stack *st)
-{
-    struct ip6_layer *l = st->ip6;
-    if (token_take(&l->icmp_tokens, &l->icmp_refill,
-                   st->cfg.icmp_rate_per_sec, st->now))
-        return true;
-    CTR(st, icmp6_rate_limited);
-    return false;
-}
-
 void icmp6_send_error(tern_stack *st, const ip6_rx *ip, uint8_t type, uint8_t code,
                       uint32_t param, const uint8_t *l4, uint32_t l4_len)
 {
@@ -144,24 +133,15 @@ void icmp6_send_error(tern_stack *st, const ip6_rx *ip, uint8_t type, uint8_t co
     if (ip->proto == IP_PROTO_ICMP6 && ip->hdr_len &&
         (l4_len < 1 || l4[0] < 128 || l4[0] == ICMP6_REDIRECT))
         return;
-    if (!st->ip6 || !icmp6_rate_ok(st))
+    /* a bucket of its own, at the ICMP rate */
+    if (!st->ip6 || !icmp_rate_ok(st, &st->ip6->icmp_tokens,
+                                  &st->ip6->icmp_refill,
+                                  &st->ctr.icmp6_rate_limited))
         return;
-    tern_buf *b = tern_buf_alloc(st);
-    if (!b) {
-        CTR(st, tx_drop_nobuf);
+    tern_buf *b = icmp_error_msg(st, type, code, param, ip->ip_hdr,
+                                 ip->hdr_len, l4, l4_len, ICMP6_QUOTE_MAX);
+    if (!b)
         return;
-    }
-    uint32_t room = b->size - (uint32_t)(b->data - b->head) - ICMP6_HDR_LEN;
-    uint32_t max = room < ICMP6_QUOTE_MAX ? room : ICMP6_QUOTE_MAX;
-    uint32_t hl = ip->hdr_len < max ? ip->hdr_len : max;
-    uint32_t n = l4_len < max - hl ? l4_len : max - hl;
-    uint8_t *m = b->data;
-    m[0] = type;
-    m[1] = code;
-    wr32(m + 4, param);
-    tern_memcpy(m + ICMP6_HDR_LEN, ip->ip_hdr, hl);
-    tern_memcpy(m + ICMP6_HDR_LEN + hl, l4, n);
-    b->len = ICMP6_HDR_LEN + hl + n;
     /* from the address it went to when that is ours, else a chosen one */
     const uint8_t *src = ip6_is_local(st, ip->dst) ? ip->dst : NULL;
     uint8_t dst[16];
@@ -177,21 +157,7 @@ int icmp6_echo(tern_stack *st, const uint8_t dst[16], uint16_t id, uint16_t seq,
         return -TERN_EAFNOSUPPORT;
     if (len + ICMP6_HDR_LEN > 0xffff)
         return -TERN_EMSGSIZE;
-    tern_buf *b = tern_buf_alloc(st);
-    if (!b) {
-        CTR(st, tx_drop_nobuf);
-        return -TERN_ENOBUFS;
-    }
-    if (ICMP6_HDR_LEN + len > b->size - (uint32_t)(b->data - b->head)) {
-        tern_buf_release(st, b);
-        return -TERN_EMSGSIZE;    /* over the MTU is fine: one buffer is not */
-    }
-    uint8_t *m = b->data;
-    m[0] = ICMP6_ECHO;
-    m[1] = 0;
-    wr16(m + 4, id);
-    wr16(m + 6, seq);
-    tern_memcpy(m + ICMP6_HDR_LEN, data, len);
-    b->len = (uint32_t)(ICMP6_HDR_LEN + len);
-    return icmp6_send(st, b, NULL, dst, IP6_HOP_LIMIT);
+    int e;
+    tern_buf *b = icmp_echo_msg(st, ICMP6_ECHO, id, seq, data, len, &e);
+    return b ? icmp6_send(st, b, NULL, dst, IP6_HOP_LIMIT) : e;
 }

@@ -355,7 +355,25 @@ static inline uint32_t ip4_pseudo_sum32(uint32_t src, uint32_t dst,
 }
 bool ip4_is_local(const tern_stack *st, uint32_t ip);
 
-/* ---- ICMP (icmp.c) ---- */
+/* ---- ICMP (icmp.c) and what ICMPv6 builds alike (icmp_msg.c) ---- */
+#define ICMP_MSG_HDR_LEN 8    /* type, code, checksum, a 32-bit word */
+/* An echo request (ICMP's type 8, ICMPv6's 128) of len data bytes in a
+ * fresh buffer, checksum not yet set; NULL with *err -TERN_ENOBUFS
+ * (counted) or -TERN_EMSGSIZE (over one buffer). */
+tern_buf *icmp_echo_msg(tern_stack *st, uint8_t type, uint16_t id,
+                        uint16_t seq, const void *data, size_t len, int *err);
+/* An error message in a fresh buffer, checksum not yet set: type, code,
+ * the 32-bit word after the checksum, then the quote: the offending
+ * datagram's header (hdr_len bytes) and l4_len bytes of what followed it,
+ * cut to quote_max bytes and to the buffer. NULL (counted) when no buffer. */
+tern_buf *icmp_error_msg(tern_stack *st, uint8_t type, uint8_t code,
+                         uint32_t word, const uint8_t *hdr, uint32_t hdr_len,
+                         const uint8_t *l4, uint32_t l4_len,
+                         uint32_t quote_max);
+/* Take a token from an error bucket (cfg.icmp_rate_per_sec a second, a
+ * burst of as many); false, counted in *limited, when it is empty. */
+bool icmp_rate_ok(tern_stack *st, uint32_t *tokens, uint64_t *refill,
+                  uint64_t *limited);
 void icmp_input(tern_stack *st, tern_buf *b, const ip4_rx *ip);
 /* Send destination unreachable (code) quoting the offending datagram,
  * rate-limited; never in answer to ICMP errors or broadcasts. */
