@@ -16,6 +16,12 @@ address. For each stack, in one run:
             client stops when the last round ends
   after     --requests round trips again, on a new connection
 
+The client is kern-echo unless --pace (paced_client.py, a request every
+US microseconds, so the client does not take a CPU from the flood);
+--rt runs the client and the echo servers SCHED_FIFO, so a machine busy
+with other work delays them less (the sender keeps normal priority and
+then gets less CPU: its SYN rate says how much).
+
 Reported per phase: round trips, p50/p99/p99.9/max latency (kern-echo's
 histogram, ~3% precision), and the ARP requests the target sent for the
 client's address (tcpdump on k: broadcast = the client's entry was lost
@@ -42,7 +48,8 @@ import time
 
 from .loss import LIVE, Hosts, kill_live, last_json, stop
 
-TOOLS = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+HERE = os.path.dirname(os.path.realpath(__file__))
+TOOLS = os.path.dirname(HERE)
 REPO = os.path.dirname(TOOLS)
 PORT = 7007
 TERN_KEYS = ("arp_request_out", "arp_request_limited", "arp_evicted",
@@ -54,9 +61,9 @@ ARP_RE = re.compile(r"([0-9a-f:]{17}) > ([0-9a-f:]{17}),.*Request who-has "
                     r"(\S+?),? (?:\(\S+\) )?tell (\S+?),")
 
 
-# tcpdump -tt -nn: "TIME ... SRC.PORT > DST.PORT: Flags [P.], ..., length 64"
+# tcpdump -tt -nn: "TIME ... SRC.PORT > DST.PORT: Flags [P.], seq A:B, ack C, ..., length 64"
 SEG_RE = re.compile(r"^(\d+\.\d+) .* (\d+\.\d+\.\d+\.\d+)\.\d+ > "
-                    r"\d+\.\d+\.\d+\.\d+\.\d+: .*, length 64$")
+                    r"\d+\.\d+\.\d+\.\d+\.\d+: .*seq \d+:(\d+), ack (\d+),.*, length 64$")
 
 
 class ArpWatch:
@@ -97,21 +104,22 @@ class ArpWatch:
                 continue
             m = SEG_RE.match(line)
             if m:
-                self.segs.append((time.monotonic(), float(m.group(1)), m.group(2)))
+                self.segs.append((time.monotonic(), float(m.group(1)), m.group(2),
+                                  int(m.group(3)), int(m.group(4))))
 
     def turnaround(self, t0, t1, client):
         """Percentiles (us) of request -> echo at k, for requests seen in
-        [t0, t1); a frame tcpdump missed costs one sample, never pairs
-        wrong ones (one request in flight at a time)."""
-        out, asked = [], None
-        for t, ts, src in list(self.segs):
+        [t0, t1) (one connection): an echo is paired with the request its
+        ACK covers, so a frame tcpdump missed costs one sample and never
+        pairs the wrong two."""
+        out, asked = [], {}
+        for t, ts, src, end, ack in list(self.segs):
             if not t0 <= t < t1:
                 continue
             if src == client:
-                asked = ts
-            elif asked is not None:
-                out.append((ts - asked) * 1e6)
-                asked = None
+                asked[end] = ts
+            elif ack in asked:
+                out.append((ts - asked.pop(ack)) * 1e6)
         if not out:
             return None
         out.sort()
@@ -159,9 +167,21 @@ def wait_listening(hosts, ip, port, timeout=15):
     return False
 
 
-def client_cmd(a, ip, extra):
-    return [os.path.join(a.build_dir, "bin", "kern-echo"), "--client", "%s:%d" % (ip, PORT),
-            "--conns", "1", "--depth", "1", "--size", "64", "--json"] + extra
+def prio(a, argv):
+    """argv under SCHED_FIFO --rt (the client and the echo servers, never
+    the sender)."""
+    return (["chrt", "-f", str(a.rt)] if a.rt else []) + argv
+
+
+def client_cmd(a, ip, requests):
+    """The client: requests round trips, or until SIGTERM when 0."""
+    if a.pace:
+        return prio(a, [sys.executable, os.path.join(HERE, "paced_client.py"), ip, str(PORT),
+                        str(a.pace), str(requests)])
+    more = ["--requests", str(requests)] if requests else ["--duration", "3600"]
+    return prio(a, [os.path.join(a.build_dir, "bin", "kern-echo"), "--client",
+                    "%s:%d" % (ip, PORT), "--conns", "1", "--depth", "1", "--size", "64",
+                    "--json"] + more)
 
 
 def lat(rec):
@@ -171,7 +191,7 @@ def lat(rec):
 
 def fixed_client(a, hosts, what):
     """kern-echo --client for exactly --requests round trips."""
-    p = hosts.run("k", client_cmd(a, hosts.env["IP_T"], ["--requests", str(a.requests)]),
+    p = hosts.run("k", client_cmd(a, hosts.env["IP_T"], a.requests),
                   capture_output=True, text=True, timeout=300)
     rec = last_json(p.stdout)
     if p.returncode != 0 or not rec:
@@ -214,7 +234,7 @@ def one_run(a, hosts, stack):
     else:
         server = [os.path.join(bindir, "kern-echo"), "--server", "--port", str(PORT)]
     rec = {"stack": stack}
-    srv = hosts.popen("t", server)
+    srv = hosts.popen("t", prio(a, server))
     watch = None
     try:
         if not wait_listening(hosts, e["IP_T"], PORT):
@@ -227,7 +247,7 @@ def one_run(a, hosts, stack):
         base = fixed_client(a, hosts, "no-flood")
         t1 = time.monotonic()
         # flood
-        cli = hosts.popen("k", client_cmd(a, e["IP_T"], ["--duration", "3600"]))
+        cli = hosts.popen("k", client_cmd(a, e["IP_T"], 0))
         time.sleep(0.5)
         t2 = time.monotonic()
         fl = flood_rounds(a, hosts, skip)
@@ -383,6 +403,14 @@ def parser():
                    help="also capture the client's requests and the echoes on k: the "
                         "target's turnaround without the client's scheduling (tcpdump "
                         "then prints ~2 lines a round trip, which costs CPU too)")
+    p.add_argument("--pace", type=int, default=0, metavar="US",
+                   help="the client sends a request every US microseconds (paced_client.py, "
+                        "Python: its own ~20 us are in every figure) instead of kern-echo's "
+                        "back-to-back round trips, which take a whole CPU from the flood")
+    p.add_argument("--rt", type=int, default=0, metavar="PRIO",
+                   help="run the client and the echo servers SCHED_FIFO at PRIO (chrt -f), "
+                        "so other work on a busy machine does not delay them; the sender "
+                        "stays a normal process (default 0: no)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per stack, alternating the order (default 1)")
     p.add_argument("--build-dir", default=os.path.join(REPO, "build"), metavar="DIR",
@@ -420,7 +448,7 @@ def main(argv):
     doc = {"what": "echo latency during a spoofed-SYN flood (tools/bench/flood.py)",
            "date": datetime.datetime.utcnow().isoformat() + "Z", "argv": argv,
            "cpus": os.cpu_count(), "rounds": a.rounds, "syns_per_round": a.syns,
-           "loadavg_start": os.getloadavg(),
+           "loadavg_start": os.getloadavg(), "rt": a.rt, "pace_us": a.pace,
            "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
                                     capture_output=True, text=True).stdout.strip(),
            "runs": runs}
