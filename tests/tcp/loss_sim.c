@@ -18,80 +18,7 @@
 
 #include "harness.h"
 #include "tcp/cc.h"
-
-typedef struct sim {
-    pair *p;
-    tern_conn *cli, *srv;
-    uint64_t total, sent, rcvd;
-    int closed;
-} sim;
-
-static void pump(tern_stack *st, sim *x)
-{
-    static uint8_t chunk[65536];
-    while (x->cli && x->sent < x->total) {
-        size_t space = tern_tcp_send_space(st, x->cli);
-        if (!space)
-            break;
-        size_t n = x->total - x->sent;
-        if (n > sizeof chunk)
-            n = sizeof chunk;
-        if (n > space)
-            n = space;
-        long r = tern_tcp_send(st, x->cli, chunk, n);
-        if (r <= 0)
-            break;
-        x->sent += (uint64_t)r;
-    }
-    if (x->cli && x->sent == x->total)
-        tern_tcp_shutdown(st, x->cli);
-}
-
-static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
-{
-    (void)lu;
-    sim *x = tern_get_user(st);
-    x->srv = c;
-    return x;
-}
-static void on_connected(tern_stack *st, tern_conn *c, void *u)
-{
-    sim *x = u;
-    x->cli = c;
-    pump(st, x);
-}
-static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
-{
-    (void)c; (void)n;
-    pump(st, u);
-}
-static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
-                      const uint8_t *d, size_t len)
-{
-    (void)st; (void)c; (void)b; (void)d;
-    ((sim *)u)->rcvd += len;
-    return len;
-}
-static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
-{
-    (void)u;
-    tern_tcp_close(st, c);
-}
-static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
-{
-    (void)st; (void)reason;
-    sim *x = u;
-    if (c == x->cli)
-        x->cli = NULL;
-    else
-        x->srv = NULL;
-    x->closed++;
-}
-
-static const tern_callbacks CB = {
-    .accepted = on_accepted, .connected = on_connected, .recv = on_recv,
-    .acked = on_acked, .peer_closed = on_peer_closed, .closed = on_closed,
-};
+#include "xfer.h"
 
 static uint8_t cc_choice;
 static void tw(tern_config *c, int end)
@@ -189,14 +116,9 @@ int main(int argc, char **argv)
     f.loss = loss;
     f.delay_ns = delay_us * 1000;
     f.rate_bps = mbps * 1000000;
-    sim x;
-    memset(&x, 0, sizeof x);
-    x.total = mb << 20;
-    pair *p = pair_new(&f, seed, tw, &CB, &x, &x);
-    x.p = p;
-    tern_tcp_listen(p->st[1], 5001, &x);
-    tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, NULL);
-    tern_flush(p->st[0]);
+    xfer x = {.total = mb << 20, .close_at_end = true};
+    pair *p = pair_new(&f, seed, tw, &XFER_CB, &x, &x);
+    xfer_start(p, &x);
     uint64_t t0 = p->now, limit = p->now + 100000 * TERN_NS_PER_SEC;
     unsigned entries = 0, sum_ss = 0, entries_dbg = 0;
     snap prev = take(p->st[0], x.cli);
