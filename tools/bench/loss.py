@@ -176,6 +176,21 @@ def wait_ready(hosts, side_from, ip, proc, timeout=15):
     return False
 
 
+def wait_listening(hosts, side, port, proc, timeout=15):
+    """Until the server on side listens on port (a busy host may take
+    seconds to start it; a client sent before then is refused)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if proc.poll() is not None:
+            return False
+        r = hosts.run(side, ["ss", "-Hltn", "sport = :%d" % port],
+                      capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def stop(proc, timeout):
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -240,8 +255,10 @@ def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
                 out, err, _ = stop(sp, 1)
                 rec["error"] = "tern server did not come up: " + err[-300:]
                 return rec
-        else:
-            time.sleep(0.3)
+        elif not wait_listening(hosts, server_side, port, sp):
+            out, err, _ = stop(sp, 1)
+            rec["error"] = "kern-bulk server did not listen: " + err[-300:]
+            return rec
         t = time.time()
         cp = hosts.popen(client_side, client)
         cout, cerr, crc = stop(cp, a.timeout)
