@@ -99,17 +99,8 @@ tern_buf *ip4_reasm(tern_stack *st, tern_buf *b)
         return NULL;
     }
     struct reasm_key k;
-    tern_memset(&k, 0, sizeof k);
-    tern_memcpy(k.src, h + 12, 4);
-    tern_memcpy(k.dst, h + 16, 4);
-    k.id = rd16(h + 4);
-    k.proto = h[9];
-    struct reasm *r = reasm_slot(st, &st->reasm, &k);
-    if (!reasm_add(st, &st->reasm, r, b, off, len, hlen, mf))
-        return NULL;
-    tern_buf *whole = reasm4_join(st, r);
-    reasm_free(st, r);
-    return whole;
+    reasm_key_make(&k, h + 12, h + 16, 4, rd16(h + 4), h[9]);
+    return reasm_take(st, &st->reasm, &k, b, off, len, hlen, mf, reasm4_join);
 }
 
 uint64_t reasm4_poll(tern_stack *st, uint64_t now)

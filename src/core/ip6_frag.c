@@ -83,16 +83,9 @@ tern_buf *ip6_reasm(tern_stack *st, tern_buf *b, uint32_t foff)
         return NULL;
     }
     struct reasm_key k;
-    tern_memset(&k, 0, sizeof k);
-    tern_memcpy(k.src, h + 8, 16);
-    tern_memcpy(k.dst, h + 24, 16);
-    k.id = rd32(fh + 4);
-    struct reasm *r = reasm_slot(st, &st->ip6->reasm, &k);
-    if (!reasm_add(st, &st->ip6->reasm, r, b, off, len, at, more))
-        return NULL;
-    tern_buf *whole = reasm6_join(st, r);
-    reasm_free(st, r);
-    return whole;
+    reasm_key_make(&k, h + 8, h + 24, 16, rd32(fh + 4), 0);
+    return reasm_take(st, &st->ip6->reasm, &k, b, off, len, at, more,
+                      reasm6_join);
 }
 
 /* RFC 8200 4.5: a datagram that timed out with its first fragment held

@@ -36,7 +36,7 @@ static void free_frags(tern_stack *st, struct reasm *r)
     r->frags = NULL;
 }
 
-void reasm_free(tern_stack *st, struct reasm *r)
+static void reasm_free(tern_stack *st, struct reasm *r)
 {
     free_frags(st, r);
     tern_memset(r, 0, sizeof *r);
@@ -49,8 +49,20 @@ static bool key_eq(const struct reasm_key *a, const struct reasm_key *b)
            tern_memcmp(a->dst, b->dst, 16) == 0;
 }
 
-struct reasm *reasm_slot(tern_stack *st, struct reasm_table *t,
-                         const struct reasm_key *k)
+void reasm_key_make(struct reasm_key *k, const uint8_t *src,
+                    const uint8_t *dst, uint32_t alen, uint32_t id,
+                    uint8_t proto)
+{
+    tern_memset(k, 0, sizeof *k);
+    tern_memcpy(k->src, src, alen);
+    tern_memcpy(k->dst, dst, alen);
+    k->id = id;
+    k->proto = proto;
+}
+
+/* The slot of datagram k, with the time limit starting now when new. */
+static struct reasm *reasm_slot(tern_stack *st, struct reasm_table *t,
+                                const struct reasm_key *k)
 {
     struct reasm *free_slot = NULL, *oldest = NULL;
     for (uint32_t i = 0; i < st->cfg.reasm_slots; i++) {
@@ -123,9 +135,10 @@ static bool frag_bad(const struct reasm *r, uint32_t off, uint32_t len,
     return f_off(last) + f_len(last) > end;
 }
 
-bool reasm_add(tern_stack *st, struct reasm_table *t, struct reasm *r,
-               tern_buf *b, uint32_t off, uint32_t len, uint32_t at,
-               bool more)
+/* Hold b in r: true once r is complete. */
+static bool reasm_add(tern_stack *st, struct reasm_table *t, struct reasm *r,
+                      tern_buf *b, uint32_t off, uint32_t len, uint32_t at,
+                      bool more)
 {
     if (r->dead) {
         count(t->ctr.overlap);
@@ -153,6 +166,19 @@ bool reasm_add(tern_stack *st, struct reasm_table *t, struct reasm *r,
     if (!more)
         r->total = off + len;
     return r->total && r->have == r->total;
+}
+
+tern_buf *reasm_take(tern_stack *st, struct reasm_table *t,
+                     const struct reasm_key *k, tern_buf *b, uint32_t off,
+                     uint32_t len, uint32_t at, bool more,
+                     tern_buf *(*join)(tern_stack *st, struct reasm *r))
+{
+    struct reasm *r = reasm_slot(st, t, k);
+    if (!reasm_add(st, t, r, b, off, len, at, more))
+        return NULL;
+    tern_buf *whole = join(st, r);
+    reasm_free(st, r);
+    return whole;
 }
 
 tern_buf *reasm_join(tern_stack *st, struct reasm_table *t, struct reasm *r,

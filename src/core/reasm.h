@@ -57,25 +57,27 @@ struct reasm_table {
  * pass); the caller sets t's time limit, policy and counters. */
 void reasm_table_mem(struct reasm_table *t, const tern_config *cfg,
                      struct carve *c);
-/* The slot of datagram k: the one held, else a free one, else the oldest
- * (evicted and counted), with the time limit starting now. */
-struct reasm *reasm_slot(tern_stack *st, struct reasm_table *t,
-                         const struct reasm_key *k);
-/* Take fragment b of r: bytes [off, off + len) of the datagram's payload,
- * found at b->data + at; more when fragments follow it. Consumes b.
- * True once r is complete (join it, then reasm_free it); false when b is
- * held, or dropped and counted (with the whole datagram where it broke
- * the rules). */
-bool reasm_add(tern_stack *st, struct reasm_table *t, struct reasm *r,
-               tern_buf *b, uint32_t off, uint32_t len, uint32_t at,
-               bool more);
+/* Fill k: source and destination of alen bytes (4 or 16), the rest
+ * zero. */
+void reasm_key_make(struct reasm_key *k, const uint8_t *src,
+                    const uint8_t *dst, uint32_t alen, uint32_t id,
+                    uint8_t proto);
+/* Take fragment b of datagram k: bytes [off, off + len) of its payload,
+ * found at b->data + at; more when fragments follow it. Consumes b. The
+ * datagram's slot is the one held, else a free one, else the oldest
+ * (evicted and counted). Returns join(st, r) once the datagram is
+ * complete (then frees it); NULL when b is held, or dropped and counted
+ * (with the whole datagram where it broke the rules). */
+tern_buf *reasm_take(tern_stack *st, struct reasm_table *t,
+                     const struct reasm_key *k, tern_buf *b, uint32_t off,
+                     uint32_t len, uint32_t at, bool more,
+                     tern_buf *(*join)(tern_stack *st, struct reasm *r));
 /* The whole datagram in fresh buffers: the first fragment's hlen header
  * bytes (for the caller to rewrite), then every fragment's data; one over
  * a buffer becomes a chain (frag links) when chain_ok. NULL when it does
  * not fit or no buffer is left (counted). Counts ok otherwise. */
 tern_buf *reasm_join(tern_stack *st, struct reasm_table *t, struct reasm *r,
                      uint32_t hlen, bool chain_ok);
-void reasm_free(tern_stack *st, struct reasm *r);
 /* Free the datagrams past their time limit (counted), each handed to
  * expired first when given; returns the next expiry. */
 uint64_t reasm_expire(tern_stack *st, struct reasm_table *t, uint64_t now,
