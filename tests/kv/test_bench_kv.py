@@ -82,6 +82,30 @@ class BenchKv(unittest.TestCase):
         self.assertIn("| kern | 1 | GET | failed: no PONG |", md)
         self.assertIn("y-kv.png", md)
 
+    def test_waits(self):
+        """tern-kv's report gives how its loop waited; the table's note
+        gives frames per sleep and the share of waits spun per stack."""
+        out = (b'{"sleeps":2000,"spin_hits":6000,"link":{"frames_rx":120000,'
+               b'"frames_tx":1,"drops":0}}\n')
+        w = kv.waits(out)
+        self.assertEqual(w, {"frames_rx": 120000, "sleeps": 2000, "spin_hits": 6000})
+        self.assertIsNone(kv.waits(b"tern-kv: afxdp: no such device\n"))
+        self.assertIsNone(kv.waits(b""))
+        line = kv.waits_line("tern-afxdp-spin", [w, dict(w, sleeps=4000), None])
+        self.assertEqual(line, "- tern-afxdp-spin: 30.0-60.0 frames received per "
+                               "sleep, 60-75% of the waits spun (2 rounds)")
+        self.assertIsNone(kv.waits_line("tern-afxdp", [None]))
+        self.assertEqual(kv.waits_line("tern-afxdp-busy", [dict(w, sleeps=0,
+                                                                spin_hits=0)]),
+                         "- tern-afxdp-busy: never slept (1 rounds)")
+        doc = {"generated_at": "now", "git": "abc",
+               "conditions": {"server_cpu": 1, "client_cpu": 0, "repeat": 1,
+                              "loadavg_start": [1, 1, 1], "loadavg_end": [1, 1, 1]},
+               "points": [], "waits": {"tern-afxdp": [dict(w, spin_hits=0)]},
+               "outputs": {"png": "/x/y-kv.png"}}
+        self.assertIn("- tern-afxdp: 60.0 frames received per sleep, 0% of the "
+                      "waits spun (1 rounds)", kv.markdown(doc))
+
 
     def test_client_shares(self):
         """The connections and requests split over the client processes

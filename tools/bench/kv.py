@@ -32,7 +32,11 @@ bad flags.
 connections, depth, requests, tests and CPU pinning, but one epoll thread
 that spends a fraction of redis-benchmark's CPU per request, so that one
 client CPU can outrun one server core (default: one process per client
-CPU). The table and plot name the client."""
+CPU). The table and plot name the client.
+
+Below the table, for each tern-kv stack, how its loop waited over each
+round (from its --json report): frames received per sleep, and the share
+of its waits that were spins (--busy-poll) rather than sleeps."""
 import argparse
 import datetime
 import json
@@ -150,9 +154,12 @@ class Server:
                     "busy" if stack.endswith("-busy") else "block"]
             if stack.endswith("-spin"):
                 argv += ["--busy-poll", str(SPIN_US)]
+            argv.append("--json")      # its report: how its loop waited
         self.argv = argv
-        self.p = subprocess.Popen(hosts.in_ns("t", argv), stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE)
+        self.report = None
+        self.p = subprocess.Popen(hosts.in_ns("t", argv),
+                                  stdout=subprocess.PIPE if "--json" in argv
+                                  else subprocess.DEVNULL, stderr=subprocess.PIPE)
         end = time.time() + 20
         while time.time() < end:
             if self.p.poll() is not None:
@@ -172,10 +179,42 @@ class Server:
         if self.p.poll() is None:
             self.p.send_signal(2)
             try:
-                self.p.wait(15)
+                out, _ = self.p.communicate(timeout=15)
+                self.report = waits(out)
             except subprocess.TimeoutExpired:
                 self.p.kill()
                 self.p.wait()
+
+
+def waits(out):
+    """How a tern-kv run's loop waited, from its --json report: frames
+    received, sleeps, and turns whose frames came while it spun; None
+    without a report."""
+    try:
+        j = json.loads(out.decode().strip().splitlines()[-1])
+        return {"frames_rx": j["link"]["frames_rx"], "sleeps": j["sleeps"],
+                "spin_hits": j["spin_hits"]}
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return None
+
+
+def waits_line(stack, reps):
+    """One line on a tern stack's rounds: frames per sleep and the share of
+    the waits that were spins, over its rounds (min-max)."""
+    reps = [r for r in reps if r]
+    if not reps:
+        return None
+
+    def span(xs, fmt):
+        lo, hi = min(xs), max(xs)
+        return fmt % lo if fmt % lo == fmt % hi else (fmt + "-" + fmt) % (lo, hi)
+    per_sleep = [r["frames_rx"] / r["sleeps"] for r in reps if r["sleeps"]]
+    spun = [100.0 * r["spin_hits"] / (r["spin_hits"] + r["sleeps"]) for r in reps
+            if r["spin_hits"] + r["sleeps"]]
+    if not per_sleep:
+        return "- %s: never slept (%d rounds)" % (stack, len(reps))
+    return "- %s: %s frames received per sleep, %s%% of the waits spun (%d rounds)" % (
+        stack, span(per_sleep, "%.1f"), span(spun, "%.0f"), len(reps))
 
 
 def children_cpu():
@@ -277,6 +316,8 @@ def run_round(a, stack, hosts, pts):
                     note(a, "%s -P %d %s FAILED: %s" % (stack, depth, test, e))
     finally:
         server.stop()
+        if server.report:
+            a.waits.setdefault(stack, []).append(server.report)
 
 
 def summarize(pt):
@@ -334,6 +375,10 @@ def markdown(doc):
             "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-",
             "%.2f" % p["client_cpu_us_per_request"] if p.get("client_cpu_us_per_request")
             else "-"))
+    lines = [waits_line(s, r) for s, r in doc.get("waits", {}).items()]
+    if any(lines):
+        out += ["", "How tern-kv's loop waited (its report, per round: the four points "
+                "and their warm-ups):", ""] + [x for x in lines if x]
     out += ["", "Plot: %s" % os.path.basename(doc["outputs"]["png"]), ""]
     return "\n".join(out)
 
@@ -449,6 +494,7 @@ def main(argv):
                                    "requests": a.requests_n * (8 if d > 1 else 1),
                                    "runs": [], "status": "ok"}
     hosts = {}
+    a.waits = {}
     try:
         for st in stacks:
             kind = "kern" if st in ("kern", "redis") else "tern"
@@ -473,6 +519,7 @@ def main(argv):
     for pt in pts.values():
         summarize(pt)
     doc["points"] = list(pts.values())
+    doc["waits"] = a.waits
     doc["conditions"]["loadavg_end"] = loadavg()
     for s in stacks:
         if s != "redis":
