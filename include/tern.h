@@ -623,6 +623,32 @@ tern_stack *tern_stack_init(void *mem, size_t size, const tern_config *cfg,
  * pool; the instance must not be used afterwards. */
 void tern_stack_fini(tern_stack *st);
 
+/* Our addresses and whether they can be used yet. cfg.ip is usable at
+ * once. Each IPv6 address (cfg.ip6[], the link-local one, one from a
+ * Router Advertisement) is tentative while Duplicate Address Detection
+ * runs: from the first tern_input/tern_poll, cfg.dad_transmits
+ * solicitations a second apart (about 1 s by default; MLD reports go
+ * first). A tentative address receives nothing and is no source: an
+ * IPv6 tern_tcp_connect/tern_udp_send that needs it gets TERN_EINVAL
+ * until it is usable, so wait for TERN_ADDR_USABLE before connecting
+ * (tern_poll's deadline covers the DAD steps). An address another node
+ * answered for, or was testing at the same time, is duplicate and never
+ * used (counted in nd_dad_conflict); cfg.ip6_no_dad skips DAD. */
+enum tern_addr_state {
+    TERN_ADDR_NOT_OURS = 0,
+    TERN_ADDR_TENTATIVE = 1,
+    TERN_ADDR_USABLE = 2,
+    TERN_ADDR_DUPLICATE = 3,
+};
+/* The state of address a on this instance (TERN_ADDR_NOT_OURS for any
+ * address it does not have, and for NULL). */
+int tern_addr_state(const tern_stack *st, const tern_addr *a);
+/* Our addresses (IPv4 first, then IPv6 in any state but not ours),
+ * at most max of them into out (and their tern_addr_state into state
+ * when not NULL); returns how many there are, which may exceed max. */
+unsigned tern_addr_list(const tern_stack *st, tern_addr *out, int *state,
+                        unsigned max);
+
 /*
  * Feed a burst of received Ethernet frames. The stack takes one reference of
  * each (it releases or keeps them). Callbacks run inside; queued transmit

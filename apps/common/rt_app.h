@@ -128,6 +128,30 @@ static inline void rt_app_banner(char *out, size_t n, const common_opts *co,
              co->iface ? co->iface : "");
 }
 
+/* Why an IPv6 connect may find no source address: " (our IPv6 address X
+ * is a duplicate: ...)" or " (... still in Duplicate Address Detection)",
+ * else nothing. */
+static inline void rt_app_ip6_note(char *out, size_t n, const tern_stack *st)
+{
+    tern_addr a[8];
+    int state[8];
+    unsigned k = tern_addr_list(st, a, state, 8);
+    bool tentative = false;
+    out[0] = 0;
+    for (unsigned i = 0; i < k && i < 8; i++) {
+        char t[TERN_ADDR_STRLEN];
+        if (state[i] == TERN_ADDR_DUPLICATE) {
+            snprintf(out, n, " (our IPv6 address %s is a duplicate: another "
+                     "node on the link uses it)", tern_addr_format(&a[i], t));
+            return;
+        }
+        tentative |= state[i] == TERN_ADDR_TENTATIVE;
+    }
+    if (tentative)
+        snprintf(out, n, " (our IPv6 addresses are still in Duplicate "
+                 "Address Detection)");
+}
+
 /* "connect to A.B.C.D:P: <why>", with what to check for the usual IPv4
  * refusal (the destination is off the subnet and there is no gateway). */
 static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
@@ -148,6 +172,9 @@ static inline void rt_app_connect_error(char *msg, size_t n, const rt_ep *ep,
                  to->family == TERN_AF_INET
                      ? "this stack has no IPv4 address: give --ip"
                      : "this stack has no IPv6 address: give --ip6");
+    else if (to->family == TERN_AF_INET6 && err == TERN_EINVAL && k > 0 &&
+             (size_t)k < n)
+        rt_app_ip6_note(msg + k, n - (size_t)k, ep->st);
     else if (off_link && k > 0 && (size_t)k < n)
         snprintf(msg + k, n - (size_t)k, " (outside %s/%u and no --gateway)",
                  tern_ip4_format(ep->ip & mask, me), (unsigned)p->prefix);

@@ -19,6 +19,52 @@ static void dad_step(tern_stack *st, struct ip6_addr *a)
     nd6_send_ns(st, a->a, NULL, true);
 }
 
+/* ---- the public view of our addresses ---- */
+static int public_state(uint8_t state)
+{
+    return state == IP6A_OK          ? TERN_ADDR_USABLE
+           : state == IP6A_TENTATIVE ? TERN_ADDR_TENTATIVE
+           : state == IP6A_DUPLICATE ? TERN_ADDR_DUPLICATE
+                                     : TERN_ADDR_NOT_OURS;
+}
+
+int tern_addr_state(const tern_stack *st, const tern_addr *a)
+{
+    if (a && a->family == TERN_AF_INET)
+        return st->cfg.ip && a->u.v4 == st->cfg.ip ? TERN_ADDR_USABLE
+                                                   : TERN_ADDR_NOT_OURS;
+    if (!a || a->family != TERN_AF_INET6)
+        return TERN_ADDR_NOT_OURS;
+    const struct ip6_addr *e = ip6_addr_find((tern_stack *)st, a->u.v6);
+    return e ? public_state(e->state) : TERN_ADDR_NOT_OURS;
+}
+
+unsigned tern_addr_list(const tern_stack *st, tern_addr *out, int *state,
+                        unsigned max)
+{
+    unsigned n = 0;
+    if (st->cfg.ip) {
+        if (n < max) {
+            out[n] = tern_addr_v4(st->cfg.ip);
+            if (state)
+                state[n] = TERN_ADDR_USABLE;
+        }
+        n++;
+    }
+    for (unsigned i = 0; st->ip6 && i < IP6_MAX_ADDRS; i++) {
+        const struct ip6_addr *e = &st->ip6->addr[i];
+        if (e->state == IP6A_FREE)
+            continue;
+        if (n < max) {
+            out[n] = tern_addr_v6(e->a);
+            if (state)
+                state[n] = public_state(e->state);
+        }
+        n++;
+    }
+    return n;
+}
+
 void nd6_dad_start(tern_stack *st, struct ip6_addr *a)
 {
     a->dad_left = st->cfg.dad_transmits;

@@ -1,6 +1,7 @@
 /* An IPv6-only stack (cfg.ip 0): the config checks, IPv4 and ARP dropped
  * as an unknown EtherType, IPv4 destinations refused with
- * TERN_EAFNOSUPPORT, IPv6 working. */
+ * TERN_EAFNOSUPPORT, IPv6 working; the state of our addresses through
+ * Duplicate Address Detection (tern_addr_state, tern_addr_list). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -153,6 +154,68 @@ static void test_ip6_works(void **state)
     assert_int_equal(th_free(t), 0);
 }
 
+/* tern_addr_state and tern_addr_list through DAD: tentative (an IPv6
+ * connect refused), then usable (the connect goes), or duplicate when
+ * another node answers for the address. */
+static void dad_on_no_ip4(tern_config *c)
+{
+    c->ip = 0;
+    c->ip6_no_dad = 0;
+}
+static void dad_on(tern_config *c) { c->ip6_no_dad = 0; }
+
+static void test_addr_states(void **state)
+{
+    (void)state;
+    th *t = th6_new(dad_on);
+    tern_addr ip6 = tern_addr_v6(TH6_IP), ll = tern_addr_v6(TH6_LL);
+    tern_addr peer = tern_addr_v6(TH6_PEER), list[4];
+    int st[4];
+    assert_int_equal(tern_addr_state(t->st, A4(TH_IP)), TERN_ADDR_USABLE);
+    assert_int_equal(tern_addr_state(t->st, A4(TH_PEER_IP)),
+                     TERN_ADDR_NOT_OURS);
+    assert_int_equal(tern_addr_state(t->st, &peer), TERN_ADDR_NOT_OURS);
+    assert_int_equal(tern_addr_state(t->st, NULL), TERN_ADDR_NOT_OURS);
+    th_poll(t);
+    assert_int_equal(tern_addr_state(t->st, &ip6), TERN_ADDR_TENTATIVE);
+    assert_int_equal(tern_addr_state(t->st, &ll), TERN_ADDR_TENTATIVE);
+    assert_int_equal(tern_addr_list(t->st, list, st, 4), 3);
+    assert_int_equal(list[0].family, TERN_AF_INET);
+    assert_int_equal(list[0].u.v4, TH_IP);
+    assert_int_equal(st[0], TERN_ADDR_USABLE);
+    bool seen_ip6 = false, seen_ll = false;
+    for (unsigned i = 1; i < 3; i++) {
+        assert_int_equal(list[i].family, TERN_AF_INET6);
+        assert_int_equal(st[i], TERN_ADDR_TENTATIVE);
+        seen_ip6 |= tern_addr_eq(&list[i], &ip6);
+        seen_ll |= tern_addr_eq(&list[i], &ll);
+    }
+    assert_true(seen_ip6 && seen_ll);
+    assert_int_equal(tern_addr_list(t->st, list, NULL, 1), 3);   /* cut */
+    int err = 0;
+    assert_null(tern_tcp_connect(t->st, &peer, 80, 0, NULL, &err));
+    assert_int_equal(err, TERN_EINVAL);
+    th_advance_us(t, 3000000);
+    assert_int_equal(tern_addr_state(t->st, &ip6), TERN_ADDR_USABLE);
+    assert_int_equal(tern_addr_state(t->st, &ll), TERN_ADDR_USABLE);
+    assert_non_null(tern_tcp_connect(t->st, &peer, 80, 0, NULL, &err));
+    assert_int_equal(th_free(t), 0);
+
+    /* another node answers for the global address while it is tested */
+    t = th6_new(dad_on_no_ip4);
+    th_poll(t);
+    uint8_t f[256];
+    static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
+    th_input(t, f, th6_na(f, TH6_PEER, all_nodes, TH6_IP, 0x20,
+                          TH_PEER_MAC));
+    th_advance_us(t, 3000000);
+    assert_int_equal(tern_addr_state(t->st, &ip6), TERN_ADDR_DUPLICATE);
+    assert_int_equal(tern_addr_state(t->st, &ll), TERN_ADDR_USABLE);
+    assert_int_equal(tern_addr_list(t->st, list, st, 4), 2);   /* no IPv4 */
+    assert_int_equal(st[0] + st[1], TERN_ADDR_DUPLICATE + TERN_ADDR_USABLE);
+    assert_int_equal(th_free(t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -161,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_ip4_tcp_dropped),
         cmocka_unit_test(test_ip4_sends_refused),
         cmocka_unit_test(test_ip6_works),
+        cmocka_unit_test(test_addr_states),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
