@@ -100,16 +100,31 @@ static inline void rt_app_ip6(const common_opts *co, const rt_ep *ep,
         app_ip6_config(co, cfg);
 }
 
+/* Whether any of the stack's addresses is still in Duplicate Address
+ * Detection. */
+static inline bool rt_app_tentative(const tern_stack *st)
+{
+    int state[8];
+    tern_addr a[8];
+    unsigned n = tern_addr_list(st, a, state, 8);
+    for (unsigned i = 0; i < n && i < 8; i++)
+        if (state[i] == TERN_ADDR_TENTATIVE)
+            return true;
+    return false;
+}
+
 /* A client's connects to an IPv6 peer fail with TERN_EINVAL while its own
  * addresses are still in Duplicate Address Detection (about a second
- * after the start, with --ip6): it tries again on later loop turns, for
- * at most RT_APP_DAD_WAIT_NS. True when err is that case and the wait
- * goes on (*since: when it began, 0 before). */
+ * after the start, with --ip6): it tries again on later loop turns while
+ * an address of st is tentative, for at most RT_APP_DAD_WAIT_NS. True
+ * when err is that case and the wait goes on (*since: when it began, 0
+ * before). */
 #define RT_APP_DAD_WAIT_NS 5000000000ull
-static inline bool rt_app_dad_wait(const tern_addr *dst, int err,
-                                   uint64_t now, uint64_t *since)
+static inline bool rt_app_dad_wait(const tern_stack *st, const tern_addr *dst,
+                                   int err, uint64_t now, uint64_t *since)
 {
-    if (dst->family != TERN_AF_INET6 || err != TERN_EINVAL)
+    if (dst->family != TERN_AF_INET6 || err != TERN_EINVAL ||
+        !rt_app_tentative(st))
         return false;
     if (*since <= 1) {              /* 1: begun before the loop's clock ran */
         *since = now ? now : 1;

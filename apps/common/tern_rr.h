@@ -151,7 +151,7 @@ static inline int trr_start(rt_ep *ep)
     sc->core = ep->core;
     sc->arp_watch = ep->dev ? ep : NULL;
     int rc = trr_open_share(ep, sc);
-    if (rc && rt_app_dad_wait(&g_trr.dst, -rc, ep->core->now,
+    if (rc && rt_app_dad_wait(ep->st, &g_trr.dst, -rc, ep->core->now,
                               &sc->dad_since)) {
         sc->dad_ep = ep;                /* trr_iter tries again */
         return 0;
@@ -170,7 +170,7 @@ trr_retry_open(trr_core *sc)
 {
     rt_ep *ep = sc->dad_ep;
     int rc = trr_open_share(ep, sc);
-    if (rc && rt_app_dad_wait(&g_trr.dst, -rc, sc->core->now,
+    if (rc && rt_app_dad_wait(ep->st, &g_trr.dst, -rc, sc->core->now,
                               &sc->dad_since))
         return;
     sc->dad_ep = NULL;

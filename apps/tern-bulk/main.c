@@ -420,7 +420,8 @@ static int start(rt_core *core)
         int err = open_streams(ep, bc);
         if (err) {
             tern_addr dst = peer_addr();
-            if (rt_app_dad_wait(&dst, err, core->now, &bc->dad_since)) {
+            if (rt_app_dad_wait(ep->st, &dst, err, core->now,
+                                &bc->dad_since)) {
                 bc->dad_ep = ep;                /* iter tries again */
                 continue;
             }
@@ -439,7 +440,8 @@ static void iter(rt_core *core)
     if (bc->dad_ep) {                   /* connects put off by DAD */
         int err = open_streams(bc->dad_ep, bc);
         tern_addr dst = peer_addr();
-        if (!err || !rt_app_dad_wait(&dst, err, core->now, &bc->dad_since)) {
+        if (!err || !rt_app_dad_wait(bc->dad_ep->st, &dst, err, core->now,
+                                     &bc->dad_since)) {
             if (err) {
                 char msg[200];
                 rt_app_connect_error(msg, sizeof msg, bc->dad_ep, &dst,
