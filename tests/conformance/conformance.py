@@ -139,14 +139,15 @@ class Topology:
         self.procs.append(p)
         return p
 
-    def stop(self, p):
+    def stop(self, p, grace=2):
+        """SIGTERM, then SIGKILL after `grace` seconds."""
         if p.poll() is None:
             try:
                 os.killpg(p.pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
             try:
-                p.wait(2)
+                p.wait(grace)
             except subprocess.TimeoutExpired:
                 try:
                     os.killpg(p.pid, signal.SIGKILL)

@@ -451,12 +451,15 @@ class Wire:
                     return self.peer_mac[ip]
         return None
 
-    def send_ip(self, ippkt):
+    def frame_ip(self, ippkt):
+        """The Ethernet frame (bytes) carrying ippkt to its destination."""
         mac = self.peer_mac.get(ippkt.dst)
         if mac is None:
             mac = self.resolve(ippkt.dst, 2.0) or "ff:ff:ff:ff:ff:ff"
-        fr = Ether(src=self.my_mac, dst=mac) / ippkt
-        self.sock.send(bytes(fr))
+        return bytes(Ether(src=self.my_mac, dst=mac) / ippkt)
+
+    def send_ip(self, ippkt):
+        self.sock.send(self.frame_ip(ippkt))
         return time.monotonic()
 
     def mark6(self):
@@ -582,11 +585,12 @@ class Conn:
     # -- sending ------------------------------------------------------------
     def send(self, flags, payload=b"", seq=None, ack=None, win=None,
              options=None, advance=True, tsval=None, extra_opts=None,
-             urg=0):
+             urg=0, hold=None):
         """Send a segment. Defaults: seq = snd_nxt, ack = rcv_nxt (if the
         flags carry A), window = self.win, options = timestamps if
         negotiated.  advance: move snd_nxt past the segment.  urg: the
-        urgent pointer field (with "U" in flags)."""
+        urgent pointer field (with "U" in flags).  hold: a list to append
+        the frame to instead of sending it."""
         if seq is None:
             seq = self.snd_nxt
         if ack is None:
@@ -606,7 +610,11 @@ class Conn:
                        flags=flags, window=w, options=options, urgptr=urg)
         if payload:
             pkt = pkt / Raw(payload)
-        t = self.wire.send_ip(pkt)
+        if hold is None:
+            t = self.wire.send_ip(pkt)
+        else:
+            hold.append(self.wire.frame_ip(pkt))
+            t = None
         if advance and seq == self.snd_nxt:
             n = len(payload) + ("S" in flags) + ("F" in flags)
             self.snd_nxt = sadd(self.snd_nxt, n)
@@ -734,13 +742,18 @@ class Conn:
                   win=self.syn_window())
 
     # -- data helpers -------------------------------------------------------
-    def send_data(self, data, mss=None, flags="PA", win=None):
-        """Send data as segments of at most mss bytes."""
+    def send_data(self, data, mss=None, flags="PA", win=None, burst=False):
+        """Send data as segments of at most mss bytes. burst: build every
+        frame first, then send them back to back (scapy takes a while per
+        segment, longer on a busy machine)."""
         mss = mss or self.peer_mss or 536
         if self.ts_ok:
             mss -= 12
+        frames = [] if burst else None
         for i in range(0, len(data), mss):
-            self.send(flags, payload=data[i:i + mss], win=win)
+            self.send(flags, payload=data[i:i + mss], win=win, hold=frames)
+        for f in frames or []:
+            self.wire.sock.send(f)
 
     def recv_data(self, nbytes, timeout=3.0, ack=True, win=None):
         """Receive nbytes of in-order data from the target (ACKing each

@@ -371,9 +371,19 @@ def mset():
             failure.append("writer: %s" % e)
         done.set()
 
+    def send():
+        try:
+            w.sendall(stream)
+        except OSError as e:
+            failure.append("writer: %s" % e)
+
     t = threading.Thread(target=replies)
     t.start()
-    w.sendall(stream)
+    # The stream (about 25 MB) leaves from its own thread: the reads
+    # below start at once, not after most of it went (on a busy machine
+    # the MSETs could then all be done before the first read).
+    ts = threading.Thread(target=send, daemon=True)
+    ts.start()
     # Every value is 8 digits: each reply has a fixed length.
     one = 14                                      # $8\r\nNNNNNNNN\r\n
     batch = cmd(b"MGET", *keys) * 10 + b"".join(cmd(b"GET", k) for k in keys)
@@ -394,6 +404,7 @@ def mset():
         g = [int(g[j * one + 4:j * one + 12]) for j in range(100)]
         check(g == sorted(g), "GETs in order saw a torn MSET: %s" % g)
     t.join()
+    ts.join()
     check(not failure, "; ".join(failure))
     check(during > 0, "no read while the MSETs ran (%d reads)" % reads)
     return {"writer_thread": tw, "reader_thread": tr, "reads": reads,
