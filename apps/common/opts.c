@@ -164,7 +164,8 @@ static const opt_def *common_table(common_opts *co)
         OPT("ip6", OT_CUSTOM, co, "ADDR/PREFIX",
          "an IPv6 address of ours, e.g. 2001:db8::2/64 (the link-local "
          "one comes from the MAC); alone, without --ip, the stack has no "
-         "IPv4",
+         "IPv4; mem: the server end takes ADDR, the client end the next "
+         "address, and the client connects over IPv6",
          .parse = p_ip6_prefix, .seen = &co->seen_ip6),
         OPT("gw6", OT_CUSTOM, co, "ADDR",
          "IPv6 default router (its link-local address)", .parse = p_gw6,
@@ -388,9 +389,12 @@ static void check_family(common_opts *co)
             opts_fail(co, "--steer-queues needs --steer");
         if (strcmp(co->driver, "mem") && !co->iface)
             opts_fail(co, "--driver %s needs --iface NAME", co->driver);
-        if ((co->seen_ip6 || co->seen_gw6) && !strcmp(co->driver, "mem"))
-            opts_fail(co, "--ip6/--gw6 need a real driver (the mem link's "
-                          "two ends have fixed IPv4 addresses)");
+        if (co->seen_gw6 && !strcmp(co->driver, "mem"))
+            opts_fail(co, "--gw6 needs a real driver (the mem link's two "
+                          "ends share one subnet, no router)");
+        if (co->seen_ip6 && co->seen_offload && !strcmp(co->driver, "mem"))
+            opts_fail(co, "--offload with --ip6: the mem link emulates its "
+                          "offloads for IPv4 only");
         /* --ip6 without --ip: an IPv6-only stack (no IPv4 address) */
         if (co->seen_ip6 && !co->seen_ip && strcmp(co->driver, "mem"))
             co->ip = 0;

@@ -91,13 +91,42 @@ static inline char *rt_app_hostport(const tern_addr *a, unsigned port,
     return out;
 }
 
-/* --ip6 and --gw6 into a real driver's stack config (the mem link's
- * ends stay IPv4 only). */
+/* The address of a mem link's end with --ip6 ADDR: the server end takes
+ * ADDR, the client end ADDR + 1. */
+static inline void rt_app_mem_ip6(const common_opts *co, int role,
+                                  uint8_t out[16])
+{
+    memcpy(out, co->ip6, 16);
+    if (role == RT_CLIENT)
+        for (int i = 15; i >= 0 && ++out[i] == 0; i--)
+            ;
+}
+
+/* --ip6 and --gw6 into a stack's config. On a real driver as given; on
+ * the mem link each end gets its own address (rt_app_mem_ip6) without
+ * Duplicate Address Detection: the link has only the two ends. */
 static inline void rt_app_ip6(const common_opts *co, const rt_ep *ep,
                               tern_config *cfg)
 {
-    if (ep->dev)
+    if (ep->dev) {
         app_ip6_config(co, cfg);
+    } else if (co->ip6_set) {
+        rt_app_mem_ip6(co, ep->role, cfg->ip6[0]);
+        cfg->ip6_prefix_len[0] = (uint8_t)co->prefix6;
+        cfg->n_ip6 = 1;
+        cfg->ip6_no_dad = true;
+    }
+}
+
+/* Where a client on the mem link connects: the server end, over IPv6
+ * with --ip6. */
+static inline tern_addr rt_app_mem_server(const common_opts *co)
+{
+    if (!co->ip6_set)
+        return tern_addr_v4(RT_MEM_SERVER_IP);
+    uint8_t a[16];
+    rt_app_mem_ip6(co, RT_SERVER, a);
+    return tern_addr_v6(a);
 }
 
 /* Whether any of the stack's addresses is still in Duplicate Address

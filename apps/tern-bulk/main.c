@@ -378,7 +378,7 @@ static void configure(rt_ep *ep, tern_config *cfg)
 static tern_addr peer_addr(void)
 {
     return bo.mode == MODE_CLIENT ? rt_app_addr(&bo.peer.addr)
-                                  : tern_addr_v4(RT_MEM_SERVER_IP);
+                                  : rt_app_mem_server(&co);
 }
 
 static uint16_t peer_port(void)

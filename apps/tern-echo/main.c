@@ -236,7 +236,7 @@ int main(int argc, char **argv)
                    (uint32_t)eo.size, eo.conns, eo.depth, eo.requests,
                    eo.duration,
                    eo.mode == MODE_CLIENT ? rt_app_addr(&eo.peer.addr)
-                                          : tern_addr_v4(RT_MEM_SERVER_IP),
+                                          : rt_app_mem_server(&co),
                    eo.mode == MODE_CLIENT ? eo.peer.port : (uint16_t)eo.port))
         opts_fail(&co, "no client connections (--conns too small for --cores?)");
     trr_set_tfo(eo.tfo);

@@ -292,7 +292,7 @@ int main(int argc, char **argv)
                    (uint32_t)http_get_req_len, (uint32_t)srv.ok_keep_len,
                    ho.conns, ho.depth, ho.requests, ho.duration,
                    ho.mode == MODE_CLIENT ? rt_app_addr(&ho.peer.addr)
-                                          : tern_addr_v4(RT_MEM_SERVER_IP),
+                                          : rt_app_mem_server(&co),
                    ho.mode == MODE_CLIENT ? ho.peer.port : (uint16_t)ho.port))
         opts_fail(&co, "no client connections (--conns too small for --cores?)");
     rt_params p;

@@ -329,6 +329,17 @@ void ip6_input(tern_stack *st, tern_buf *b)
 
 /* ---- transmit ---- */
 
+const uint8_t *ip6_next_hop(const tern_stack *st, const uint8_t dst[16])
+{
+    if (ip6_on_link(st, dst))
+        return dst;
+    if (!ip6_is_unspec(st->cfg.ip6_gateway))
+        return st->cfg.ip6_gateway;
+    if (st->now < st->ip6->router_until)
+        return st->ip6->router;
+    return NULL;
+}
+
 int ip6_send(tern_stack *st, tern_buf *b)
 {
     const uint8_t *dst = b->data + 24;
@@ -340,17 +351,11 @@ int ip6_send(tern_stack *st, tern_buf *b)
         eth_output(st, b, mac, ETH_TYPE_IPV6);
         return 0;
     }
-    const uint8_t *nh = dst;
-    if (!ip6_on_link(st, dst)) {
-        if (!ip6_is_unspec(st->cfg.ip6_gateway))
-            nh = st->cfg.ip6_gateway;
-        else if (st->now < st->ip6->router_until)
-            nh = st->ip6->router;
-        else {
-            CTR(st, ip6_drop_no_route);
-            tern_buf_release(st, b);
-            return -TERN_EINVAL;
-        }
+    const uint8_t *nh = ip6_next_hop(st, dst);
+    if (!nh) {
+        CTR(st, ip6_drop_no_route);
+        tern_buf_release(st, b);
+        return -TERN_EINVAL;
     }
     CTR(st, ip6_out);
     nd6_resolve_and_send(st, b, nh);

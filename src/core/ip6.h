@@ -186,7 +186,6 @@ struct ip6_layer {
     uint32_t nd_nwait;
     uint32_t nd_tokens;
     uint64_t nd_tok_at;
-    uint32_t nd_gen;           /* bumped when a resolved MAC changes or goes */
     uint64_t nd_next_scan;
     /* reassembly (ip6_frag.c): cfg.reasm_slots datagrams */
     struct reasm_table reasm;
@@ -204,9 +203,58 @@ struct ip6_addr *ip6_addr_find(tern_stack *st, const uint8_t a[16]);
 bool ip6_mcast_joined(const tern_stack *st, const uint8_t g[16]);
 /* Whether dst is on-link (link-local, one of our prefixes, an RA's). */
 bool ip6_on_link(const tern_stack *st, const uint8_t dst[16]);
+/* The next hop towards unicast dst: dst itself on-link, else the
+ * configured gateway or the RA's router; NULL when there is no route. */
+const uint8_t *ip6_next_hop(const tern_stack *st, const uint8_t dst[16]);
 /* Send the datagram at b->data (fixed header filled) to the next hop for
  * its destination: multicast MAC, on-link neighbor or router. Consumes b. */
 int ip6_send(tern_stack *st, tern_buf *b);
+/*
+ * The IPv6 half of the one-pass receive (tcp_input_frame6): whether frame
+ * b (Ethernet header at b->data) is one buffer of at least min_len bytes
+ * to our MAC, IPv6 with TCP right after the fixed header (no extension
+ * headers), whose payload length fits in the frame and is at least
+ * min_plen. The addresses are the caller's to test (tcp_input_frame6
+ * matches them against an established conn, then ip6_addr_usable). Word
+ * loads with masks, as ip4_common_fields.
+ */
+static inline bool ip6_common_fields(const tern_stack *st, const tern_buf *b,
+                                     uint32_t min_len, uint32_t min_plen)
+{
+    const uint8_t *e = b->data, *h = e + ETH_HDR_LEN, *m = st->cfg.mac;
+    if (!st->ip6 || b->frag || b->len < min_len)
+        return false;
+    uint32_t e4, m4;
+    uint16_t e2, m2;
+    tern_memcpy(&e4, e, 4);
+    tern_memcpy(&m4, m, 4);
+    tern_memcpy(&e2, e + 4, 2);
+    tern_memcpy(&m2, m + 4, 2);
+    bool mac = ((e4 ^ m4) | (uint32_t)(e2 ^ m2)) == 0;
+    /* EtherType 0x86DD, then version 6; traffic class and flow are free */
+    bool ip = (rd32(e + 12) & 0xfffff000u) == 0x86dd6000u;
+    uint32_t plen = rd16(h + 4);
+    return mac & ip && h[6] == IP_PROTO_TCP && plen >= min_plen &&
+           plen <= b->len - ETH_HDR_LEN - IP6_HDR_LEN;
+}
+/* Whether a is one of our addresses with DAD done (ip6_is_local, inline
+ * and by 64-bit words: the one-pass receive tests every segment's
+ * destination, as ip6_input does, since an RA's address may expire). */
+static inline bool ip6_addr_usable(const struct ip6_layer *l, const uint8_t a[16])
+{
+    uint64_t a0, a1;
+    tern_memcpy(&a0, a, 8);
+    tern_memcpy(&a1, a + 8, 8);
+    for (unsigned i = 0; i < IP6_MAX_ADDRS; i++) {
+        const struct ip6_addr *e = &l->addr[i];
+        uint64_t e0, e1;
+        tern_memcpy(&e0, e->a, 8);
+        tern_memcpy(&e1, e->a + 8, 8);
+        if (((e0 ^ a0) | (e1 ^ a1)) == 0)
+            return e->state == IP6A_OK;
+    }
+    return false;
+}
 /* ip6_output with the hop limit given (255 for Neighbor Discovery). */
 int ip6_output_hl(tern_stack *st, tern_buf *b, const uint8_t src[16],
                   const uint8_t dst[16], uint8_t proto, uint8_t tclass,

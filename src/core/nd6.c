@@ -99,7 +99,7 @@ static void nd_forget(tern_stack *st, struct nd_entry *e)
     if (e->state == ND_INCOMPLETE)
         l->nd_incomplete--;
     else if (e->used)
-        l->nd_gen++;
+        st->arp_gen++;          /* templates re-read their MAC */
     tern_memset(e, 0, sizeof *e);
 }
 
@@ -282,8 +282,11 @@ const uint8_t *nd6_cached(tern_stack *st, const uint8_t nh[16], uint64_t *until)
         set_timer(st, e, st->now + ND_DELAY_NS);
     }
     e->used = st->now;
-    /* valid until the entry next changes state */
-    *until = e->state == ND_REACHABLE ? e->confirmed + ND_REACHABLE_NS : st->now;
+    /* valid until the entry's next step (REACHABLE: it goes STALE;
+     * DELAY and PROBE: the next probe), so a sender's copy calls again
+     * then and keeps the entry in use; a new MAC or a forgotten entry
+     * bumps st->arp_gen before */
+    *until = e->timer;
     return e->mac;
 }
 
@@ -296,7 +299,7 @@ static void nd_learn(tern_stack *st, struct nd_entry *e, const uint8_t *mac,
     if (e->state == ND_INCOMPLETE)
         l->nd_incomplete--;
     else if (mac && tern_memcmp(e->mac, mac, 6) != 0 && e->used)
-        l->nd_gen++;
+        st->arp_gen++;          /* templates re-read their MAC */
     if (mac)
         tern_memcpy(e->mac, mac, 6);
     e->tries = 0;

@@ -85,7 +85,8 @@ struct tern_stack {
     /* ARP cache and frames waiting for resolution (arp.c). */
     struct arp_entry *arp;
     struct arp_pending *arp_wait;
-    uint32_t arp_gen;         /* bumped when a resolved MAC changes or goes */
+    uint32_t arp_gen;         /* bumped when a resolved MAC changes or goes
+                                 (ARP or IPv6 neighbor discovery) */
     uint64_t arp_next_scan;
     uint32_t arp_incomplete;  /* INCOMPLETE entries */
     uint32_t arp_nwait;       /* frames in arp_wait */
@@ -266,7 +267,11 @@ static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
                                      uint32_t min_len, uint32_t min_total)
 {
     const uint8_t *e = b->data, *h = e + ETH_HDR_LEN, *m = st->cfg.mac;
-    if (b->frag || b->len < min_len)
+    /* EtherType 0x0800, then version 4 with IHL 5 (the TOS byte is
+     * free): tested alone, so an IPv6 frame leaves at once for its own
+     * pass */
+    if (b->frag || b->len < min_len ||
+        (rd32(e + 12) & 0xffffff00u) != 0x08004500u)
         return false;
     uint32_t total = rd16(h + 2), dst = rd32(h + 16);
     /* the destination MAC as a 4-byte and a 2-byte word (native order:
@@ -278,11 +283,9 @@ static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
     tern_memcpy(&e2, e + 4, 2);
     tern_memcpy(&m2, m + 4, 2);
     bool mac = ((e4 ^ m4) | (uint32_t)(e2 ^ m2)) == 0;
-    /* EtherType 0x0800, then version 4 with IHL 5; the TOS byte is free */
-    bool ip = (rd32(e + 12) & 0xffffff00u) == 0x08004500u;
     /* flags/fragment offset, TTL, protocol: no MF, offset 0, TCP */
     bool tcp = (rd32(h + 6) & 0x3fff00ffu) == IP_PROTO_TCP;
-    return mac & ip & tcp && total >= min_total &&
+    return mac & tcp && total >= min_total &&
            total <= b->len - ETH_HDR_LEN && dst == st->cfg.ip &&
            dst != st->bcast;
 }

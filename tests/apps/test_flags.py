@@ -61,8 +61,9 @@ class Flags(unittest.TestCase):
                       "198.18.0.2/24")
         self.bad_says("expected an IPv6 address", "tern-echo", "--gw6",
                       "198.18.0.1")
-        self.bad_says("need a real driver", "tern-echo", "--ip6",
-                      "2001:db8::2/64")
+        self.bad_says("needs a real driver", "tern-echo", "--gw6", "fe80::1")
+        self.bad_says("for IPv4 only", "tern-echo", "--ip6", "2001:db8::1/64",
+                      "--offload", "csum")
         # --ip6 alone makes an IPv6-only stack: an IPv4 gateway is refused
         self.bad_says("IPv6 only", "tern-echo", "--driver", "afpacket",
                       "--iface", "lo", "--server", "--ip6", "2001:db8::2/64", "--gw",

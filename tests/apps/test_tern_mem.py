@@ -114,6 +114,31 @@ class TernMem(unittest.TestCase):
             else:
                 self.assertEqual(link["lro_by_ref"], 0)
 
+    def test_echo_ipv6(self):
+        # --ip6 on mem: the server end takes the address, the client end
+        # the next one, and the client connects over IPv6: every frame is
+        # IPv6 (no IPv4 counted), the run exact.
+        d = run_json(self, ["tern-echo", "--driver", "mem", "--ip6",
+                            "2001:db8::1/64", "--requests", "20000",
+                            "--conns", "4", "--json"])
+        self.assertEqual(d["requests"], 20000)
+        c = d["counters"]
+        self.assertNotIn("ip_in", c)
+        self.assertGreaterEqual(c["ip6_in"], 2 * 20000)
+        self.assertEqual(c["tcp_conns_established"], 8)
+        self.assertNotIn("tcp_drop_csum", c)
+
+    def test_bulk_and_httpd_ipv6(self):
+        d = run_json(self, ["tern-bulk", "--driver", "mem", "--ip6",
+                            "2001:db8::1/64", "--bytes", "16M", "--json"])
+        self.assertEqual(d["bytes"], 16 << 20)
+        self.assertIs(d["verified"], True)
+        self.assertNotIn("ip_in", d["counters"])
+        d = run_json(self, ["tern-httpd", "--ip6", "2001:db8::1/64",
+                            "--requests", "2000", "--json"])
+        self.assertEqual(d["requests"], 2000)
+        self.assertNotIn("ip_in", d["counters"])
+
     def test_httpd_builtin_client(self):
         d = run_json(self, ["tern-httpd", "--requests", "20000", "--depth",
                             "4", "--json"])

@@ -171,19 +171,6 @@ void tcp_input6(tern_stack *st, tern_buf *b, const ip6_rx *ip)
     input_seg(st, b, &s, drop);
 }
 
-/* The TCP half of tcp_input_frame's field tests, on the header h of a
- * segment known to be at least 32 bytes long: a 32-byte header with the
- * NOP NOP TS layout, neither SYN nor RST, not flagged bad by the NIC.
- * Then parse could not drop it but for the checksum and zero ports (which
- * no conn has: tcp_input_parsed tests them). */
-static inline bool tcp_common_shape(const tern_buf *b, const uint8_t *h)
-{
-    /* data offset 8 words (the reserved bits are free), SYN and RST */
-    bool shape = (rd16(h + 12) & 0xf006u) == (TCP_TS_HDR_LEN / 4) << 12;
-    return shape && rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD &&
-           !(b->flags & TERN_BUF_RX_L4_CSUM_BAD);
-}
-
 bool tcp_input_frame(tern_stack *st, tern_buf *b)
 {
     enum { HDRS = ETH_HDR_LEN + IP4_HDR_LEN };
@@ -195,7 +182,8 @@ bool tcp_input_frame(tern_stack *st, tern_buf *b)
         !ip4_common_fields(st, b, HDRS + TCP_TS_HDR_LEN,
                            IP4_HDR_LEN + TCP_TS_HDR_LEN) ||
         !tcp_common_shape(b, t))
-        return false;
+        return tcp_input_frame6(st, b);     /* a tail call, false at once
+                                               for anything but IPv6 */
     uint32_t src = rd32(h + 12), len = rd16(h + 2) - IP4_HDR_LEN;
     if (!ip4_common_sum(st, b, h))
         return false;

@@ -144,12 +144,47 @@ static void xmit_slow(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       tcp_ip_id(c));
 }
 
+/* The sum every segment's TCP checksum starts from: the pseudo header
+ * without its length (ps), the ports, and the TS option's kind/length
+ * when TF_TS. */
+static uint32_t tmpl_tcp_sum(const struct tern_conn *c, uint32_t ps)
+{
+    return csum_fold64((uint64_t)ps + c->lport + c->rport +
+                       ((c->flags & TF_TS) ? 0x0101u + 0x080au : 0));
+}
+
+/* tmpl_build for an IPv6 conn: Ethernet, the fixed header with the flow
+ * label and both addresses (no extension headers), the ports; the next
+ * hop's MAC from neighbor discovery. */
+static bool tmpl_build6(tern_stack *st, struct tern_conn *c)
+{
+    const uint8_t *nh = ip6_next_hop(st, c->raddr6);
+    uint64_t until = 0;
+    const uint8_t *mac = nh ? nd6_cached(st, nh, &until) : NULL;
+    if (!mac)
+        return false;
+    uint8_t *h = c->tx_hdr, *ip = h + ETH_HDR_LEN;
+    tern_memcpy(h, mac, 6);
+    tern_memcpy(h + 6, st->cfg.mac, 6);
+    wr16(h + 12, ETH_TYPE_IPV6);
+    wr32(ip, 0x60000000u | (c->flow6 & 0xfffff));  /* version, class, flow */
+    wr32(ip + 4, IP_PROTO_TCP << 8 | IP6_HOP_LIMIT);  /* length 0 */
+    /* ip + 8: laddr6 and raddr6, in place */
+    wr16(ip + IP6_HDR_LEN, c->lport);
+    wr16(ip + IP6_HDR_LEN + 2, c->rport);
+    c->tx_tcp_sum = tmpl_tcp_sum(
+        c, ip6_pseudo_sum(c->laddr6, c->raddr6, IP_PROTO_TCP, 0));
+    c->tx_arp_gen = st->arp_gen;
+    c->tx_arp_until = until;
+    return true;
+}
+
 /* Build the conn's transmit template; false while the next hop's MAC is
- * unknown (the slow path then queues the segment and asks ARP). */
+ * unknown (the slow path then queues the segment and asks ARP or ND). */
 static bool tmpl_build(tern_stack *st, struct tern_conn *c)
 {
-    if (c->flags & TF_V6)           /* xmit_slow takes IPv6 conns */
-        return false;
+    if (c->flags & TF_V6)
+        return tmpl_build6(st, c);
     uint32_t nh = ip4_is_local(st, c->raddr) ? c->raddr : st->cfg.gateway;
     uint64_t until = 0;
     const uint8_t *mac = nh ? arp_cached(st, nh, &until) : NULL;
@@ -169,9 +204,8 @@ static bool tmpl_build(tern_stack *st, struct tern_conn *c)
     c->tx_ip_sum = ip4_hdr_sum(ip);
     wr16(ip + IP4_HDR_LEN, c->lport);
     wr16(ip + IP4_HDR_LEN + 2, c->rport);
-    c->tx_tcp_sum = csum_fold64(
-        (uint64_t)ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP, 0) +
-        c->lport + c->rport + ((c->flags & TF_TS) ? 0x0101u + 0x080au : 0));
+    c->tx_tcp_sum =
+        tmpl_tcp_sum(c, ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP, 0));
     c->tx_arp_gen = st->arp_gen;
     c->tx_arp_until = until;
     return true;
@@ -205,7 +239,9 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
  * NOP NOP TS layout), the TCP checksum is summed from the values being
  * stored (plus the cached payload sum) rather than read back, the IPv4
  * checksum is the template's sum plus length and id, and the frame goes
- * straight to the transmit burst. ts: c->flags has TF_TS. fs: flags_sum;
+ * straight to the transmit burst. IPv6 (v6: c->flags has TF_V6): the
+ * fixed header's payload length is the only store, no header sum, no ID.
+ * ts: c->flags has TF_TS. fs: flags_sum;
  * the flags have ACK and not SYN (xmit sends anything else the slow way).
  * may_tso false: the caller has just set b->tso_mss to 0 (the byte stores
  * of the header would otherwise make gcc read it back).
@@ -213,21 +249,26 @@ static inline uint32_t flags_sum(uint8_t flags, uint64_t psum)
 static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
                                           struct tern_conn *c, tern_buf *b,
                                           uint32_t seq, uint32_t len,
-                                          uint32_t fs, bool ts, uint32_t wnd,
-                                          bool may_tso)
+                                          uint32_t fs, bool ts, bool v6,
+                                          uint32_t wnd, bool may_tso)
 {
     uint32_t hlen = TCP_HDR_LEN + (ts ? TCP_TS_LEN : 0);
+    uint32_t l3 = v6 ? IP6_HDR_LEN : IP4_HDR_LEN;
     uint32_t l4 = hlen + len;
     uint32_t own = b->frag ? 0 : len;       /* payload in b itself */
     uint32_t ack = c->rcv_nxt;
     uint32_t offw = hlen << 26 | (fs & 0xff0000u) | wnd;
-    uint16_t id = tcp_ip_id(c);
-    b->data -= ETH_HDR_LEN + IP4_HDR_LEN + hlen;
-    b->len = ETH_HDR_LEN + IP4_HDR_LEN + hlen + own;
-    uint8_t *h = b->data, *ip = h + ETH_HDR_LEN, *t = ip + IP4_HDR_LEN;
-    tern_memcpy(h, c->tx_hdr, TCP_TMPL_LEN);
-    wr16(ip + 2, (uint16_t)(IP4_HDR_LEN + l4));
-    wr16(ip + 4, id);
+    uint16_t id = v6 ? 0 : tcp_ip_id(c);
+    b->data -= ETH_HDR_LEN + l3 + hlen;
+    b->len = ETH_HDR_LEN + l3 + hlen + own;
+    uint8_t *h = b->data, *ip = h + ETH_HDR_LEN, *t = ip + l3;
+    tern_memcpy(h, c->tx_hdr, v6 ? TCP_TMPL6_LEN : TCP_TMPL_LEN);
+    if (v6) {
+        wr16(ip + 4, (uint16_t)l4);
+    } else {
+        wr16(ip + 2, (uint16_t)(IP4_HDR_LEN + l4));
+        wr16(ip + 4, id);
+    }
     wr32(t + 4, seq);
     wr32(t + 8, ack);
     wr32(t + 12, offw);
@@ -246,24 +287,31 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
                                          TERN_BUF_TX_IP_CSUM);
     if (may_tso && b->tso_mss)
         bf |= TERN_BUF_TX_TSO;              /* send_tso's frame */
-    if (caps & TERN_CAP_TX_IP_CSUM)
+    if (v6)
+        ;                                   /* no header sum */
+    else if (caps & TERN_CAP_TX_IP_CSUM)
         bf |= TERN_BUF_TX_IP_CSUM;          /* template checksum field is 0 */
     else
         wr16(ip + 10, (uint16_t)~tx_fold32(c->tx_ip_sum + IP4_HDR_LEN +
                                            l4 + id));
     if (caps & TERN_CAP_TX_L4_CSUM) {
         bf |= TERN_BUF_TX_L4_CSUM;
-        wr32(t + 16, fold(ip4_pseudo_sum(st->cfg.ip, c->raddr, IP_PROTO_TCP,
-                                         l4)) << 16);
+        uint32_t ps = v6 ? ip6_pseudo_sum(c->laddr6, c->raddr6, IP_PROTO_TCP, l4)
+                         : fold(ip4_pseudo_sum(st->cfg.ip, c->raddr,
+                                               IP_PROTO_TCP, l4));
+        wr32(t + 16, ps << 16);
     } else {
         wr32(t + 16, (~tx_fold64(sum) & 0xffffu) << 16);
     }
     b->flags = bf;
     b->l2_len = ETH_HDR_LEN;
-    b->l3_len = IP4_HDR_LEN;
+    b->l3_len = (uint8_t)l3;
     b->l4_len = (uint8_t)hlen;
     CTR(st, tcp_out);
-    CTR(st, ip_out);
+    if (v6)
+        CTR(st, ip6_out);
+    else
+        CTR(st, ip_out);
     CTR(st, eth_out);
     stack_tx(st, b);
 }
@@ -271,19 +319,30 @@ static LAYOUT_INLINE void xmit_layout_wnd(tern_stack *st,
 /* xmit_layout_wnd with the window field (and ack_sent) of this moment. */
 static LAYOUT_INLINE void xmit_layout(tern_stack *st, struct tern_conn *c,
                                       tern_buf *b, uint32_t seq, uint32_t len,
-                                      uint32_t fs, bool ts, bool may_tso)
+                                      uint32_t fs, bool ts, bool v6,
+                                      bool may_tso)
 {
-    xmit_layout_wnd(st, c, b, seq, len, fs, ts, ack_fields_est(TL(st), c),
-                    may_tso);
+    xmit_layout_wnd(st, c, b, seq, len, fs, ts, v6,
+                    ack_fields_est(TL(st), c), may_tso);
 }
+
+/* The header layouts: TF_TS and TF_V6 of c->flags (one test for IPv4
+ * with timestamps, as before there was IPv6). */
+#define LAYOUT_TS_V4 TF_TS
+#define LAYOUT_OF(c) ((c)->flags & (TF_TS | TF_V6))
 
 static void xmit_fast(tern_stack *st, struct tern_conn *c, tern_buf *b,
                       uint32_t seq, uint32_t len, uint32_t fs)
 {
-    if (c->flags & TF_TS)
-        xmit_layout(st, c, b, seq, len, fs, true, true);
+    uint32_t l = LAYOUT_OF(c);
+    if (l == LAYOUT_TS_V4)
+        xmit_layout(st, c, b, seq, len, fs, true, false, true);
+    else if (l == 0)
+        xmit_layout(st, c, b, seq, len, fs, false, false, true);
+    else if (l & TF_TS)
+        xmit_layout(st, c, b, seq, len, fs, true, true, true);
     else
-        xmit_layout(st, c, b, seq, len, fs, false, true);
+        xmit_layout(st, c, b, seq, len, fs, false, true, true);
 }
 
 /* Inline: one test in front of two calls, per data segment of the
@@ -533,7 +592,7 @@ static uint32_t try_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
                         uint32_t seq, uint32_t inflight, tern_buf **next)
 {
     if (!tso_usable(st, TL(st)) || seq != bq_seq(q) || c->nsb ||
-        (c->flags & TF_RECOVERY) || !tmpl_ready(st, c))
+        (c->flags & (TF_RECOVERY | TF_V6)) || !tmpl_ready(st, c))
         return 0;
     uint32_t room = send_room(c, seq, inflight);
     uint32_t len = tso_span(q, room < TSO_MAX_PAYLOAD ? room : TSO_MAX_PAYLOAD,
@@ -680,7 +739,7 @@ static bool output_one(tern_stack *st, const struct tcp_layer *tl,
 static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
                                               struct tern_conn *c,
                                               tern_buf *q, uint32_t seq,
-                                              bool ts)
+                                              bool ts, bool v6)
 {
     uint32_t room = send_room(c, seq, seq - c->snd_una), n = 0, wnd = 0;
     /* A run that starts at snd_max is all new data; after its first
@@ -703,8 +762,8 @@ static LAYOUT_INLINE uint32_t send_run_layout(tern_stack *st,
         uint8_t fl = TCP_ACK | (last ? TCP_PSH : 0);
         /* in_place_sum cleared tso_mss: not a TSO frame */
         xmit_layout_wnd(st, c, q, seq, len,
-                        flags_sum(fl, in_place_sum(st, q, p, len)), ts, wnd,
-                        false);
+                        flags_sum(fl, in_place_sum(st, q, p, len)), ts, v6,
+                        wnd, false);
         if (fresh && n) {
             note_new_end(st, c, seq + len);
             count_data_out(st, c, len);
@@ -726,9 +785,12 @@ static uint32_t send_run(tern_stack *st, struct tern_conn *c, tern_buf *q,
         seq != bq_seq(q) ||
         sack_out(c) || !tmpl_ready(st, c))
         return 0;
-    if (c->flags & TF_TS)
-        return send_run_layout(st, c, q, seq, true);
-    return send_run_layout(st, c, q, seq, false);
+    uint32_t l = LAYOUT_OF(c);
+    if (l == LAYOUT_TS_V4)
+        return send_run_layout(st, c, q, seq, true, false);
+    if (l == 0)
+        return send_run_layout(st, c, q, seq, false, false);
+    return send_run_layout(st, c, q, seq, (l & TF_TS) != 0, true);
 }
 
 /* The general loop, kept out of line so that output_one's case pays no
@@ -832,7 +894,7 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
  * else goes to output_rest, out of line.
  */
 static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
-                                           bool ts)
+                                           bool ts, bool v6)
 {
     tern_buf *q = c->sq_cur;
     uint32_t seq = c->snd_nxt, len = bq_len(q);
@@ -842,7 +904,7 @@ static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
     q->refs = 2;                    /* the driver's reference (refs was 1) */
     q->data = bq_data(q);
     q->tso_mss = 0;
-    xmit_layout(st, c, q, seq, len, fs, ts, false);  /* tso_mss is 0 */
+    xmit_layout(st, c, q, seq, len, fs, ts, v6, false);  /* tso_mss is 0 */
     if (ts)
         c->snd_max = seq + len;     /* note_new_end: timestamps time it */
     else
@@ -853,17 +915,31 @@ static LAYOUT_INLINE void send_lone_layout(tern_stack *st, struct tern_conn *c,
     c->sq_cur = NULL;
 }
 
+/* IPv4's layouts, inline in tcp_output. */
 static LAYOUT_INLINE void send_lone(tern_stack *st, struct tern_conn *c)
 {
     if (c->flags & TF_TS)
-        send_lone_layout(st, c, true);
+        send_lone_layout(st, c, true, false);
     else
-        send_lone_layout(st, c, false);
+        send_lone_layout(st, c, false, false);
+}
+
+/* IPv6's, in output_rest: tcp_output's IPv4 code stays as it was. */
+static LAYOUT_INLINE void send_lone6(tern_stack *st, struct tern_conn *c)
+{
+    if (c->flags & TF_TS)
+        send_lone_layout(st, c, true, true);
+    else
+        send_lone_layout(st, c, false, true);
 }
 
 static GENERAL_PATH void output_rest(tern_stack *st, struct tcp_layer *tl,
                                      struct tern_conn *c)
 {
+    if ((c->flags & TF_V6) && tcp_lone_ready(st, c)) {
+        send_lone6(st, c);
+        return;
+    }
     c->flags &= ~(uint32_t)TF_LONE;     /* it may send nothing */
     if (!output_one(st, tl, c))
         output_general(st, tl, c);
@@ -874,7 +950,7 @@ static GENERAL_PATH void output_rest(tern_stack *st, struct tcp_layer *tl,
 void tcp_output(tern_stack *st, struct tern_conn *c)
 {
     struct tcp_layer *tl = TL(st);
-    if (tcp_lone_ready(st, c))
+    if (tcp_lone_ready_not(st, c, TF_V6))
         send_lone(st, c);
     else
         output_rest(st, tl, c);

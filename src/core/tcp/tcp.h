@@ -50,6 +50,7 @@
 #define TCP_RSACK_MRU 4       /* received blocks remembered for SACK order */
 #define TCP_NIL 0xffffffffu
 #define TCP_TMPL_LEN (ETH_HDR_LEN + IP4_HDR_LEN + 4)
+#define TCP_TMPL6_LEN (ETH_HDR_LEN + IP6_HDR_LEN + 4)
 /* MSS of IPv6 conns: the MTU less 60 header bytes, never below what the
  * IPv6 minimum MTU gives (RFC 8200 5). */
 #define TCP6_HDRS (IP6_HDR_LEN + TCP_HDR_LEN)
@@ -257,24 +258,34 @@ struct tern_conn {
     uint32_t retransmits;
 
     /* transmit template (output.c): the bytes every segment of the conn
-     * starts with, Ethernet + IPv4 + TCP ports, and the sums of their
-     * constant parts, so a segment's headers are a copy and a few stores.
-     * Valid while tx_arp_gen == st->arp_gen and now < tx_arp_until. */
+     * starts with, Ethernet + IPv4 (or IPv6: TF_V6) + TCP ports, and the
+     * sums of their constant parts, so a segment's headers are a copy and
+     * a few stores. Valid while tx_arp_gen == st->arp_gen (bumped by ARP
+     * and neighbor discovery) and now < tx_arp_until. */
     uint64_t tx_arp_until;
     uint32_t tx_arp_gen;
-    uint32_t tx_ip_sum;       /* IPv4 header without length, id, checksum */
+    uint32_t tx_ip_sum;       /* IPv4 header without length, id, checksum
+                                 (IPv6 has no header sum) */
     uint32_t tx_tcp_sum;      /* pseudo header without length, ports, and
                                  the TS option's kind/length when TF_TS */
-    uint8_t tx_hdr[TCP_TMPL_LEN];
+    /* The template's bytes. IPv6 (TF_V6) conns keep their full addresses
+     * (the hash key holds conn_fold6 of raddr6 in raddr) inside it, where
+     * its fixed header has them: building the template leaves them in
+     * place. An IPv4 conn's template covers laddr6: it has none. */
+    union {
+        uint8_t tx_hdr[TCP_TMPL6_LEN];
+        struct {
+            uint8_t tx_hdr6[ETH_HDR_LEN + 8];   /* up to the addresses */
+            uint8_t laddr6[16], raddr6[16];
+            uint8_t tx_ports6[4];
+        };
+    };
     uint8_t tfo;              /* TFO_* (tfo.c): Fast Open state */
-
-    /* IPv6 (TF_V6) only, behind everything an IPv4 conn touches: the full
-     * addresses (the hash key holds conn_fold6 of raddr6 in raddr) and
-     * the flow label of every segment (RFC 6437, 0 = none). IPv6 segments
-     * leave through xmit_slow: no template. */
-    uint8_t raddr6[16], laddr6[16];
+    /* IPv6 only: the flow label of every segment (RFC 6437, 0 = none) */
     uint32_t flow6;
 };
+_Static_assert(ETH_HDR_LEN + 8 + 16 == TCP_TMPL_LEN,
+               "an IPv4 template ends where raddr6 starts");
 
 /* ---- TCP Fast Open state of a conn (tern_conn.tfo, tfo.c) ---- */
 enum {
@@ -978,16 +989,23 @@ static inline bool tcp_lone_full(const tern_stack *st,
  * snd_max, and stays so while nothing is sent. tcp_output clears the
  * mark when it takes the general path.
  */
-static inline bool tcp_lone_ready(const tern_stack *st,
-                                  const struct tern_conn *c)
+/* not: flags that also rule the case out (TF_V6: tcp_output's inline
+ * case is IPv4's; output_rest takes IPv6's). */
+static inline bool tcp_lone_ready_not(const tern_stack *st,
+                                      const struct tern_conn *c, uint32_t not)
 {
     if ((c->flags & (TF_LONE | TF_RECOVERY | TF_FIN_QUEUED | TF_OOO |
-                     TF_DSACK)) != TF_LONE)
+                     TF_DSACK | not)) != TF_LONE)
         return false;
     const tern_buf *q = c->sq_cur;
     uint32_t len = bq_len(q);
     return q == c->sq_tail && len <= c->cwnd && len <= c->snd_wnd &&
            c->tx_arp_gen == st->arp_gen && st->now < c->tx_arp_until;
+}
+static inline bool tcp_lone_ready(const tern_stack *st,
+                                  const struct tern_conn *c)
+{
+    return tcp_lone_ready_not(st, c, 0);
 }
 /* Send a SYN-ACK from a listener without a conn (SYN cookie). */
 void tcp_send_synack_cookie(tern_stack *st, const tcp_seg *s, uint32_t iss,
@@ -1220,6 +1238,19 @@ static inline void seg_ts_opts(tcp_seg *s, const uint8_t *opt)
     s->o.tsval = rd32(opt + 4);
     s->o.tsecr = rd32(opt + 8);
 }
+/* The TCP half of the one-pass receive's field tests (both families), on the header h of a
+ * segment known to be at least 32 bytes long: a 32-byte header with the
+ * NOP NOP TS layout, neither SYN nor RST, not flagged bad by the NIC.
+ * Then parse could not drop it but for the checksum and zero ports (which
+ * no conn has: tcp_input_parsed tests them). */
+static inline bool tcp_common_shape(const tern_buf *b, const uint8_t *h)
+{
+    /* data offset 8 words (the reserved bits are free), SYN and RST */
+    bool shape = (rd16(h + 12) & 0xf006u) == (TCP_TS_HDR_LEN / 4) << 12;
+    return shape && rd32(h + TCP_HDR_LEN) == TS_LAYOUT_WORD &&
+           !(b->flags & TERN_BUF_RX_L4_CSUM_BAD);
+}
+
 /* Whether the received segment in b needs no checksum test (the NIC's, or
  * fuzzing). */
 static inline bool csum_checked(const tern_stack *st, const tern_buf *b)
@@ -1268,6 +1299,21 @@ static inline bool csum_ok(const tern_stack *st, const tern_buf *b,
  * Consumes b; returns true. */
 bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
                    uint32_t ps);
+/*
+ * The IPv6 one-pass receive, from tcp_input_frame when its IPv4 tests
+ * fail: one buffer to our MAC, IPv6 with TCP right after the fixed
+ * header, the usual TCP shape (as tcp_common_shape), a segment that an
+ * established conn of that exact tuple predicts (tcp_predicted), to an
+ * address of ours (ip6_addr_usable) and with a good TCP sum. Counts
+ * ip6_in and handles it as the prediction of the layered path would
+ * (ip6_input, tcp_input6, tcp_input_fast), reading the header in place;
+ * returns true. Anything else: false, nothing changed, nothing summed
+ * but a segment with a bad sum, and eth_input takes the frame (its
+ * general path decides, counts and answers). The source needs no test:
+ * it is the peer of an established conn, whose SYN or SYN-ACK passed
+ * ip6_input's tests.
+ */
+bool tcp_input_frame6(tern_stack *st, tern_buf *b);
 /* tcp_input_raw's way out: c (NULL: none) and that segment, parsed and
  * handed to the general path (input.c). Returns true. */
 bool tcp_input_parsed(tern_stack *st, struct tern_conn *c, tern_buf *b,
