@@ -170,6 +170,9 @@ struct ip6_layer {
     uint64_t router_until;
     uint8_t ll_mac_iid[8];     /* EUI-64 interface identifier */
     bool started;              /* DAD and MLD reports begun */
+    bool ra_addrs;             /* an address from an RA was added: one that
+                                  may expire (ip6_conn_addr_ok) */
+    uint64_t dad_next;         /* nd6_dad_poll's next deadline (0: scan) */
     uint8_t mld_left;          /* unsolicited reports still to send */
     uint64_t mld_at;
     uint8_t rs_left;
@@ -215,7 +218,7 @@ int ip6_send(tern_stack *st, tern_buf *b);
  * to our MAC, IPv6 with TCP right after the fixed header (no extension
  * headers), whose payload length fits in the frame and is at least
  * min_plen. The addresses are the caller's to test (tcp_input_frame6
- * matches them against an established conn, then ip6_addr_usable). Word
+ * matches them against an established conn, then ip6_conn_addr_ok). Word
  * loads with masks, as ip4_common_fields.
  */
 static inline bool ip6_common_fields(const tern_stack *st, const tern_buf *b,
@@ -237,11 +240,17 @@ static inline bool ip6_common_fields(const tern_stack *st, const tern_buf *b,
     return mac & ip && h[6] == IP_PROTO_TCP && plen >= min_plen &&
            plen <= b->len - ETH_HDR_LEN - IP6_HDR_LEN;
 }
-/* Whether a is one of our addresses with DAD done (ip6_is_local, inline
- * and by 64-bit words: the one-pass receive tests every segment's
- * destination, as ip6_input does, since an RA's address may expire). */
-static inline bool ip6_addr_usable(const struct ip6_layer *l, const uint8_t a[16])
+/* Whether a, the local address of an established conn, is still ours
+ * with DAD done, as ip6_input tests every destination. It was when the
+ * conn was made (ip6_input refuses tentative and duplicate destinations,
+ * source selection picks only usable addresses), and a usable address
+ * stays so until it expires, which only an RA's can: without those, no
+ * test; with them, a is looked up (inline, by 64-bit words). */
+static inline bool ip6_conn_addr_ok(const struct ip6_layer *l,
+                                    const uint8_t a[16])
 {
+    if (!l->ra_addrs)
+        return true;
     uint64_t a0, a1;
     tern_memcpy(&a0, a, 8);
     tern_memcpy(&a1, a + 8, 8);

@@ -12,10 +12,19 @@
 #define MLD_TO_EXCLUDE 4         /* joining */
 #define NEVER_EXPIRES 0xffffffffu
 
+/* A deadline nd6_dad_poll must look at: its scan is skipped before
+ * l->dad_next, the earliest one it knows. */
+static void dad_wake(struct ip6_layer *l, uint64_t at)
+{
+    if (at < l->dad_next)
+        l->dad_next = at;
+}
+
 static void dad_step(tern_stack *st, struct ip6_addr *a)
 {
     a->dad_left--;
     a->dad_at = st->now + DAD_RETRANS_NS;
+    dad_wake(st->ip6, a->dad_at);
     nd6_send_ns(st, a->a, NULL, true);
 }
 
@@ -99,6 +108,7 @@ void nd6_dad_begin(tern_stack *st)
 {
     struct ip6_layer *l = st->ip6;
     l->started = true;
+    l->dad_next = 0;                    /* the first poll scans */
     if (st->cfg.ip6_no_dad)
         return;
     /* RFC 4862 5.4.2: join the solicited-node groups before asking */
@@ -116,12 +126,16 @@ uint64_t nd6_dad_poll(tern_stack *st, uint64_t now)
     uint64_t next = TERN_NEVER;
     if (!l->started)
         return next;
+    if (now < l->dad_next)              /* nothing due: no scan */
+        return l->dad_next;
     for (unsigned i = 0; i < IP6_MAX_ADDRS; i++) {
         struct ip6_addr *a = &l->addr[i];
         if (a->state != IP6A_FREE && a->valid_until && now >= a->valid_until) {
             tern_memset(a, 0, sizeof *a);      /* an RA prefix expired */
             continue;
         }
+        if (a->state != IP6A_FREE && a->valid_until && a->valid_until < next)
+            next = a->valid_until;
         if (a->state != IP6A_TENTATIVE)
             continue;
         if (now >= a->dad_at) {
@@ -146,6 +160,7 @@ uint64_t nd6_dad_poll(tern_stack *st, uint64_t now)
     }
     if (l->mld_left && l->mld_at < next)
         next = l->mld_at;
+    l->dad_next = next;
     return next;
 }
 
@@ -209,6 +224,8 @@ static void ra_prefix(tern_stack *st, const uint8_t *p)
                 e->plen = 64;
                 e->state = st->cfg.ip6_no_dad ? IP6A_OK : IP6A_TENTATIVE;
                 e->valid_until = expiry(st, valid);
+                dad_wake(l, e->valid_until);
+                l->ra_addrs = true;     /* see ip6_conn_addr_ok */
                 if (e->state == IP6A_TENTATIVE) {
                     mld_send_report(st, false);
                     nd6_dad_start(st, e);
@@ -225,6 +242,7 @@ static void ra_prefix(tern_stack *st, const uint8_t *p)
                 e->valid_until = until;
             else if (e->valid_until > floor)
                 e->valid_until = floor;
+            dad_wake(l, e->valid_until);
         }
     }
 }

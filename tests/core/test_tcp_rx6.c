@@ -3,8 +3,9 @@
  * peer: the usual segment of an established conn is taken in one pass
  * with the layered path's counters; anything else (an extension header, a
  * bad sum, a destination not ours, a segment out of order, a frame to
- * another MAC, a length past the frame) is refused having changed
- * nothing, and the layered path then decides. Segments leave with the
+ * another MAC, a length past the frame, an address of ours that
+ * expired) is refused having changed nothing, and the layered path then
+ * decides. Segments leave with the
  * template's headers (flow label, hop limit, sums) and follow a neighbor's
  * new MAC. */
 #define TERN_USE_BUILTIN_MEM 1 /* the core's inline helpers, as it is built */
@@ -95,18 +96,16 @@ static size_t seg6(uint8_t *f, const peer6 *p, const uint8_t *dst,
     return th6_pkt(f, TH6_PEER, dst, ext_len ? 0 : 6, 64, pl, ext_len + hl + len);
 }
 
-/* A listener, the peer's handshake, and the established conn. */
-static void connect6(peer6 *p)
+/* A listener on the stack of p->t, the peer's handshake to our address
+ * me, and the established conn. */
+static void handshake6(peer6 *p, const uint8_t *me)
 {
-    memset(p, 0, sizeof *p);
-    got_bytes = 0;
-    p->t = th6_new(tweak);
     th6_resolved(p->t);
     assert_int_equal(tern_tcp_listen(p->t->st, PORT, NULL), 0);
     p->seq = 1000;
     p->tsval = 5000;
     uint8_t f[256];
-    th_input(p->t, f, seg6(f, p, TH6_IP, 0x02, NULL, 0, NULL, 0));
+    th_input(p->t, f, seg6(f, p, me, 0x02, NULL, 0, NULL, 0));
     assert_int_equal(p->t->nout, 1);
     const uint8_t *sa = p->t->out[0] + 14 + 40;
     assert_int_equal(sa[13], 0x12);                 /* SYN-ACK */
@@ -124,12 +123,21 @@ static void connect6(peer6 *p)
         o += o[1];
     }
     th_clear(p->t);
-    th_input(p->t, f, seg6(f, p, TH6_IP, 0x10, NULL, 0, NULL, 0));
-    p->c = conn_lookup6(p->t->st, TH6_PEER, TH6_IP,
+    th_input(p->t, f, seg6(f, p, me, 0x10, NULL, 0, NULL, 0));
+    p->c = conn_lookup6(p->t->st, TH6_PEER, me,
                         (uint32_t)PEER_PORT << 16 | PORT);
     assert_non_null(p->c);
     assert_int_equal(p->c->state, TERN_TCP_ESTABLISHED);
     th_clear(p->t);
+}
+
+/* The same on a fresh stack with TH6_IP. */
+static void connect6(peer6 *p)
+{
+    memset(p, 0, sizeof *p);
+    got_bytes = 0;
+    p->t = th6_new(tweak);
+    handshake6(p, TH6_IP);
 }
 
 /* The frame f in a buffer of the stack's pool. */
@@ -356,6 +364,63 @@ static void template_follows_new_mac(void **s)
     assert_int_equal(th_free(t), 0);
 }
 
+static void tweak_ra(tern_config *c)
+{
+    c->cb.recv = on_recv;
+    c->ip6_accept_ra = 1;
+}
+
+/* A Router Advertisement of 2001:db8:2::/64, on-link and autonomous,
+ * valid for secs seconds. */
+static size_t ra6(uint8_t *f, uint32_t secs)
+{
+    uint8_t m[16 + 32] = {134, 0, 0, 64};
+    uint8_t *o = m + 16;
+    o[0] = 3;
+    o[1] = 4;
+    o[2] = 64;
+    o[3] = 0xc0;
+    th_put32(o + 4, secs);
+    th_put32(o + 8, secs);
+    static const uint8_t pre[16] = {0x20, 1, 0xd, 0xb8, 0, 2};
+    memcpy(o + 16, pre, 16);
+    static const uint8_t router[16] = {0xfe, 0x80, [15] = 0x11};
+    static const uint8_t all[16] = {0xff, 2, [15] = 1};
+    return th6_icmp(f, router, all, 255, m, sizeof m);
+}
+
+/* A conn on an address an RA gave: taken in one pass while the address
+ * lives; once it expired, refused there and dropped by the layered path
+ * as not ours. */
+static void expired_address_refused(void **s)
+{
+    (void)s;
+    static const uint8_t auto_a[16] = {0x20, 1, 0xd, 0xb8, 0, 2, 0, 0,
+                                       0, 0, 0, 0xff, 0xfe, 0, 0, 2};
+    peer6 p;
+    memset(&p, 0, sizeof p);
+    got_bytes = 0;
+    p.t = th6_new(tweak_ra);
+    uint8_t f[256];
+    th_poll(p.t);
+    th_input(p.t, f, ra6(f, 10));
+    /* the IPv6 layer's next deadline is the address's expiry (a
+     * sleeping loop wakes for it) */
+    assert_int_equal(ip6_poll(p.t->st, p.t->now),
+                     p.t->now + 10 * TERN_NS_PER_SEC);
+    handshake6(&p, auto_a);
+    const tern_counters *k = tern_get_counters(p.t->st);
+    assert_true(one_pass(&p, f, seg6(f, &p, auto_a, 0x18, "abcd", 4, NULL, 0)));
+    assert_int_equal(got_bytes, 4);
+    p.seq += 4;
+    th_advance_us(p.t, 11 * 1000000ull);
+    uint64_t drops = k->ip6_drop_not_ours;
+    assert_false(one_pass(&p, f, seg6(f, &p, auto_a, 0x18, "efgh", 4, NULL, 0)));
+    assert_int_equal(k->ip6_drop_not_ours, drops + 1);
+    assert_int_equal(got_bytes, 4);
+    assert_int_equal(th_free(p.t), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +429,7 @@ int main(void)
         cmocka_unit_test(unusual_frames_go_layered),
         cmocka_unit_test(template_headers),
         cmocka_unit_test(template_follows_new_mac),
+        cmocka_unit_test(expired_address_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

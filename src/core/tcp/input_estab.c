@@ -522,7 +522,7 @@ bool tcp_input_frame6(tern_stack *st, tern_buf *b)
     struct tern_conn *c = conn_lookup6(st, h + 8, h + 24, rd32(t));
     seg_ref r = {NULL, t, b, len - TCP_TS_HDR_LEN, true};
     if (!c || tl->no_predict || !tcp_predicted(c, r, TF_RECOVERY | TF_OOO) ||
-        !ip6_addr_usable(st->ip6, h + 24))
+        !ip6_conn_addr_ok(st->ip6, h + 24))
         return false;
     /* one buffer: no chain. The addresses lie right before the segment,
      * so one sum takes them and the segment, from the pseudo header's

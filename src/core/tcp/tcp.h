@@ -1304,7 +1304,7 @@ bool tcp_input_raw(tern_stack *st, tern_buf *b, uint32_t src, uint32_t len,
  * fail: one buffer to our MAC, IPv6 with TCP right after the fixed
  * header, the usual TCP shape (as tcp_common_shape), a segment that an
  * established conn of that exact tuple predicts (tcp_predicted), to an
- * address of ours (ip6_addr_usable) and with a good TCP sum. Counts
+ * address of ours (ip6_conn_addr_ok) and with a good TCP sum. Counts
  * ip6_in and handles it as the prediction of the layered path would
  * (ip6_input, tcp_input6, tcp_input_fast), reading the header in place;
  * returns true. Anything else: false, nothing changed, nothing summed
