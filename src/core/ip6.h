@@ -224,16 +224,10 @@ int ip6_send(tern_stack *st, tern_buf *b);
 static inline bool ip6_common_fields(const tern_stack *st, const tern_buf *b,
                                      uint32_t min_len, uint32_t min_plen)
 {
-    const uint8_t *e = b->data, *h = e + ETH_HDR_LEN, *m = st->cfg.mac;
+    const uint8_t *e = b->data, *h = e + ETH_HDR_LEN;
     if (!st->ip6 || b->frag || b->len < min_len)
         return false;
-    uint32_t e4, m4;
-    uint16_t e2, m2;
-    tern_memcpy(&e4, e, 4);
-    tern_memcpy(&m4, m, 4);
-    tern_memcpy(&e2, e + 4, 2);
-    tern_memcpy(&m2, m + 4, 2);
-    bool mac = ((e4 ^ m4) | (uint32_t)(e2 ^ m2)) == 0;
+    bool mac = eth_dst_is_ours(st, e);
     /* EtherType 0x86DD, then version 6; traffic class and flow are free */
     bool ip = (rd32(e + 12) & 0xfffff000u) == 0x86dd6000u;
     uint32_t plen = rd16(h + 4);

@@ -254,6 +254,21 @@ static inline bool ip4_hdr_sum_ok(const uint8_t *h)
      * multiple of 0xffff: one multiply-and-compare instead of the fold. */
     return a != 0 && a % 0xffff == 0;
 }
+/* Whether the Ethernet header at e is to our MAC (the one-pass receive
+ * of either family). */
+static inline bool eth_dst_is_ours(const tern_stack *st, const uint8_t *e)
+{
+    /* the destination MAC as a 4-byte and a 2-byte word (native order:
+     * only equality matters) */
+    const uint8_t *m = st->cfg.mac;
+    uint32_t e4, m4;
+    uint16_t e2, m2;
+    tern_memcpy(&e4, e, 4);
+    tern_memcpy(&m4, m, 4);
+    tern_memcpy(&e2, e + 4, 2);
+    tern_memcpy(&m2, m + 4, 2);
+    return ((e4 ^ m4) | (uint32_t)(e2 ^ m2)) == 0;
+}
 /*
  * The IPv4 half of the one-pass receive (tcp_input_frame): whether frame b
  * (Ethernet header at b->data) is one buffer of at least min_len bytes to
@@ -266,7 +281,7 @@ static inline bool ip4_hdr_sum_ok(const uint8_t *h)
 static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
                                      uint32_t min_len, uint32_t min_total)
 {
-    const uint8_t *e = b->data, *h = e + ETH_HDR_LEN, *m = st->cfg.mac;
+    const uint8_t *e = b->data, *h = e + ETH_HDR_LEN;
     /* EtherType 0x0800, then version 4 with IHL 5 (the TOS byte is
      * free): tested alone, so an IPv6 frame leaves at once for its own
      * pass */
@@ -274,15 +289,7 @@ static inline bool ip4_common_fields(const tern_stack *st, const tern_buf *b,
         (rd32(e + 12) & 0xffffff00u) != 0x08004500u)
         return false;
     uint32_t total = rd16(h + 2), dst = rd32(h + 16);
-    /* the destination MAC as a 4-byte and a 2-byte word (native order:
-     * only equality matters) */
-    uint32_t e4, m4;
-    uint16_t e2, m2;
-    tern_memcpy(&e4, e, 4);
-    tern_memcpy(&m4, m, 4);
-    tern_memcpy(&e2, e + 4, 2);
-    tern_memcpy(&m2, m + 4, 2);
-    bool mac = ((e4 ^ m4) | (uint32_t)(e2 ^ m2)) == 0;
+    bool mac = eth_dst_is_ours(st, e);
     /* flags/fragment offset, TTL, protocol: no MF, offset 0, TCP */
     bool tcp = (rd32(h + 6) & 0x3fff00ffu) == IP_PROTO_TCP;
     return mac & tcp && total >= min_total &&

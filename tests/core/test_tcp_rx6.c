@@ -219,6 +219,20 @@ static void same_counters_as_layered(void **s)
     assert_memory_equal(&d[0], &d[1], sizeof d[0]);
 }
 
+/* Frame f (n bytes) through tcp_input_frame: refused, no counter moved;
+ * then the layered path takes it. Returns the counters from before. */
+static tern_counters refused(th *t, const uint8_t *f, size_t n)
+{
+    const tern_counters *k = tern_get_counters(t->st);
+    tern_buf *b = frame_buf(t, f, n);
+    tern_counters c0 = *k;
+    assert_false(tcp_input_frame(t->st, b));
+    assert_memory_equal(&c0, k, sizeof c0);
+    eth_input(t->st, b);
+    tcp_input_done(t->st);
+    return c0;
+}
+
 /* What the one-pass receive refuses: it returns false with no counter,
  * conn or byte changed, and the layered path gives its usual verdict. */
 static void unusual_frames_go_layered(void **s)
@@ -234,61 +248,34 @@ static void unusual_frames_go_layered(void **s)
     uint64_t pred = t->st->tcp->predicted;
 
     /* a hop-by-hop header: the layered path walks it and delivers */
-    tern_buf *b = frame_buf(t, f, seg6(f, &p, TH6_IP, 0x18, "abcd", 4, hbh, 8));
-    tern_counters c0 = *k;
-    assert_false(tcp_input_frame(t->st, b));
-    assert_memory_equal(&c0, k, sizeof c0);
-    assert_int_equal(got_bytes, 0);
-    eth_input(t->st, b);
-    tcp_input_done(t->st);
+    refused(t, f, seg6(f, &p, TH6_IP, 0x18, "abcd", 4, hbh, 8));
     assert_int_equal(got_bytes, 4);
     p.seq += 4;
 
     /* a bad TCP sum: dropped and counted there */
     size_t n = seg6(f, &p, TH6_IP, 0x18, "abcd", 4, NULL, 0);
     f[n - 1] ^= 0x40;
-    b = frame_buf(t, f, n);
-    c0 = *k;
-    assert_false(tcp_input_frame(t->st, b));
-    assert_memory_equal(&c0, k, sizeof c0);
-    eth_input(t->st, b);
+    tern_counters c0 = refused(t, f, n);
     assert_int_equal(k->tcp_drop_csum, c0.tcp_drop_csum + 1);
 
     /* to an address that is not ours */
-    b = frame_buf(t, f, seg6(f, &p, other, 0x18, "abcd", 4, NULL, 0));
-    c0 = *k;
-    assert_false(tcp_input_frame(t->st, b));
-    assert_memory_equal(&c0, k, sizeof c0);
-    eth_input(t->st, b);
+    c0 = refused(t, f, seg6(f, &p, other, 0x18, "abcd", 4, NULL, 0));
     assert_int_equal(k->ip6_drop_not_ours, c0.ip6_drop_not_ours + 1);
 
     /* a payload length past the frame */
     n = seg6(f, &p, TH6_IP, 0x18, "abcd", 4, NULL, 0);
-    b = frame_buf(t, f, n - 2);
-    c0 = *k;
-    assert_false(tcp_input_frame(t->st, b));
-    assert_memory_equal(&c0, k, sizeof c0);
-    eth_input(t->st, b);
+    c0 = refused(t, f, n - 2);
     assert_int_equal(k->ip6_drop_len, c0.ip6_drop_len + 1);
 
     /* to another MAC */
     n = seg6(f, &p, TH6_IP, 0x18, "abcd", 4, NULL, 0);
     f[5] ^= 1;
-    b = frame_buf(t, f, n);
-    c0 = *k;
-    assert_false(tcp_input_frame(t->st, b));
-    assert_memory_equal(&c0, k, sizeof c0);
-    eth_input(t->st, b);
+    c0 = refused(t, f, n);
     assert_int_equal(k->eth_drop_not_ours, c0.eth_drop_not_ours + 1);
 
     /* out of order: the conn queues it (not predicted) */
     p.seq += 100;
-    b = frame_buf(t, f, seg6(f, &p, TH6_IP, 0x18, "wxyz", 4, NULL, 0));
-    c0 = *k;
-    assert_false(tcp_input_frame(t->st, b));
-    assert_memory_equal(&c0, k, sizeof c0);
-    eth_input(t->st, b);
-    tcp_input_done(t->st);
+    refused(t, f, seg6(f, &p, TH6_IP, 0x18, "wxyz", 4, NULL, 0));
     assert_int_equal(p.c->ooo_n, 1);
     assert_int_equal(got_bytes, 4);
     /* only the segment after the hop-by-hop header was predicted, by

@@ -153,6 +153,15 @@ static uint32_t tmpl_tcp_sum(const struct tern_conn *c, uint32_t ps)
                        ((c->flags & TF_TS) ? 0x0101u + 0x080au : 0));
 }
 
+/* The template's Ethernet header, to mac. */
+static void tmpl_eth(tern_stack *st, struct tern_conn *c, const uint8_t *mac,
+                     uint16_t type)
+{
+    tern_memcpy(c->tx_hdr, mac, 6);
+    tern_memcpy(c->tx_hdr + 6, st->cfg.mac, 6);
+    wr16(c->tx_hdr + 12, type);
+}
+
 /* tmpl_build for an IPv6 conn: Ethernet, the fixed header with the flow
  * label and both addresses (no extension headers), the ports; the next
  * hop's MAC from neighbor discovery. */
@@ -163,10 +172,8 @@ static bool tmpl_build6(tern_stack *st, struct tern_conn *c)
     const uint8_t *mac = nh ? nd6_cached(st, nh, &until) : NULL;
     if (!mac)
         return false;
-    uint8_t *h = c->tx_hdr, *ip = h + ETH_HDR_LEN;
-    tern_memcpy(h, mac, 6);
-    tern_memcpy(h + 6, st->cfg.mac, 6);
-    wr16(h + 12, ETH_TYPE_IPV6);
+    uint8_t *ip = c->tx_hdr + ETH_HDR_LEN;
+    tmpl_eth(st, c, mac, ETH_TYPE_IPV6);
     wr32(ip, 0x60000000u | (c->flow6 & 0xfffff));  /* version, class, flow */
     wr32(ip + 4, IP_PROTO_TCP << 8 | IP6_HOP_LIMIT);  /* length 0 */
     /* ip + 8: laddr6 and raddr6, in place */
@@ -190,10 +197,8 @@ static bool tmpl_build(tern_stack *st, struct tern_conn *c)
     const uint8_t *mac = nh ? arp_cached(st, nh, &until) : NULL;
     if (!mac)
         return false;
-    uint8_t *h = c->tx_hdr, *ip = h + ETH_HDR_LEN;
-    tern_memcpy(h, mac, 6);
-    tern_memcpy(h + 6, st->cfg.mac, 6);
-    wr16(h + 12, ETH_TYPE_IPV4);
+    uint8_t *ip = c->tx_hdr + ETH_HDR_LEN;
+    tmpl_eth(st, c, mac, ETH_TYPE_IPV4);
     wr32(ip, 0x45000000u);                  /* version, IHL, TOS, length */
     wr32(ip + 4, IP_FLAG_DF);               /* id, DF */
     ip[8] = IP_TTL;
