@@ -353,10 +353,13 @@ def callgrind_plans(env, avail):
     echo = ["echo", "--conns", str(w["conns"]), "--size", str(w["size"])]
     plans = []
     if avail.get("tern-mem", {}).get("available"):
-        plans.append(("tern-mem", lambda n: [env.bin("tern-echo"), "--driver", "mem", "--conns",
-                                             str(w["conns"]), "--size", str(w["size"]),
-                                             "--cores", str(env.server_cpus(1)[0]), "--poll",
-                                             "busy", "--requests", str(n), "--json"]))
+        def tern(n, *extra):
+            return [env.bin("tern-echo"), "--driver", "mem", "--conns", str(w["conns"]),
+                    "--size", str(w["size"]), "--cores", str(env.server_cpus(1)[0]),
+                    "--poll", "busy", "--requests", str(n), "--json"] + list(extra)
+        plans.append(("tern-mem", tern))
+        # the same run over IPv6 (docs/performance.md, "IPv6 beside IPv4")
+        plans.append(("tern-mem-ipv6", lambda n: tern(n, "--ip6", "2001:db8::1/64")))
     if avail.get("smoltcp-mem", {}).get("available"):
         plans.append(("smoltcp-mem", lambda n: [env.smoltcp_bin] + echo +
                       ["--requests", str(n), "--json"]))
