@@ -376,6 +376,11 @@ typedef struct tern_callbacks {
     void (*udp_recv)(tern_stack *st, tern_udp *sock, void *user,
                      const tern_udp_meta *meta, tern_buf *buf,
                      const uint8_t *data, size_t len);
+    /* One of our IPv6 addresses left Duplicate Address Detection:
+     * `state` is TERN_ADDR_USABLE (it may be used from now on, e.g. to
+     * connect) or TERN_ADDR_DUPLICATE (another node uses it; it never
+     * will be). See tern_addr_state. */
+    void (*addr_state)(tern_stack *st, const tern_addr *addr, int state);
 } tern_callbacks;
 
 /* Optional log hook: level 0 = error, 1 = warning, 2 = info, 3 = debug. */
@@ -631,7 +636,7 @@ void tern_stack_fini(tern_stack *st);
  * first). A tentative address receives nothing and is no source: an
  * IPv6 tern_tcp_connect/tern_udp_send that needs it gets TERN_EINVAL
  * until it is usable, so wait for TERN_ADDR_USABLE before connecting
- * (tern_poll's deadline covers the DAD steps). An address another node
+ * (cb.addr_state tells when; tern_poll's deadline covers the DAD steps). An address another node
  * answered for, or was testing at the same time, is duplicate and never
  * used (counted in nd_dad_conflict); cfg.ip6_no_dad skips DAD. */
 enum tern_addr_state {

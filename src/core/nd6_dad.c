@@ -20,6 +20,15 @@ static void dad_wake(struct ip6_layer *l, uint64_t at)
         l->dad_next = at;
 }
 
+/* cb.addr_state: the end of an address's DAD. */
+static void dad_notify(tern_stack *st, const struct ip6_addr *a, int state)
+{
+    if (st->cfg.cb.addr_state) {
+        tern_addr t = tern_addr_v6(a->a);
+        st->cfg.cb.addr_state(st, &t, state);
+    }
+}
+
 static void dad_step(tern_stack *st, struct ip6_addr *a)
 {
     a->dad_left--;
@@ -145,6 +154,7 @@ uint64_t nd6_dad_poll(tern_stack *st, uint64_t now)
                 a->state = IP6A_OK;
                 CTR(st, nd_dad_ok);
                 stack_log(st, 2, "IPv6 address ready (DAD done)");
+                dad_notify(st, a, TERN_ADDR_USABLE);
                 if (ip6_is_linklocal(a->a) && st->cfg.ip6_accept_ra)
                     send_rs(st);
                 continue;
@@ -171,6 +181,7 @@ void nd6_dad_conflict(tern_stack *st, struct ip6_addr *a)
         a->state = IP6A_DUPLICATE;
         stack_log(st, 1, "IPv6 duplicate address: another node uses it; "
                          "the address stays unused");
+        dad_notify(st, a, TERN_ADDR_DUPLICATE);
     } else {
         stack_log(st, 1, "IPv6 address conflict: another node claims one "
                          "of our addresses");

@@ -157,16 +157,32 @@ static void test_ip6_works(void **state)
 /* tern_addr_state and tern_addr_list through DAD: tentative (an IPv6
  * connect refused), then usable (the connect goes), or duplicate when
  * another node answers for the address. */
+/* cb.addr_state calls, in order */
+static struct { tern_addr a[4]; int state[4]; unsigned n; } EV;
+static void on_addr_state(tern_stack *st, const tern_addr *a, int state)
+{
+    (void)st;
+    if (EV.n < 4) {
+        EV.a[EV.n] = *a;
+        EV.state[EV.n] = state;
+    }
+    EV.n++;
+}
+static void dad_on(tern_config *c)
+{
+    c->ip6_no_dad = 0;
+    c->cb.addr_state = on_addr_state;
+}
 static void dad_on_no_ip4(tern_config *c)
 {
+    dad_on(c);
     c->ip = 0;
-    c->ip6_no_dad = 0;
 }
-static void dad_on(tern_config *c) { c->ip6_no_dad = 0; }
 
 static void test_addr_states(void **state)
 {
     (void)state;
+    memset(&EV, 0, sizeof EV);
     th *t = th6_new(dad_on);
     tern_addr ip6 = tern_addr_v6(TH6_IP), ll = tern_addr_v6(TH6_LL);
     tern_addr peer = tern_addr_v6(TH6_PEER), list[4];
@@ -195,13 +211,19 @@ static void test_addr_states(void **state)
     int err = 0;
     assert_null(tern_tcp_connect(t->st, &peer, 80, 0, NULL, &err));
     assert_int_equal(err, TERN_EINVAL);
+    assert_int_equal(EV.n, 0);
     th_advance_us(t, 3000000);
     assert_int_equal(tern_addr_state(t->st, &ip6), TERN_ADDR_USABLE);
     assert_int_equal(tern_addr_state(t->st, &ll), TERN_ADDR_USABLE);
+    assert_int_equal(EV.n, 2);             /* each address once */
+    assert_int_equal(EV.state[0], TERN_ADDR_USABLE);
+    assert_int_equal(EV.state[1], TERN_ADDR_USABLE);
+    assert_false(tern_addr_eq(&EV.a[0], &EV.a[1]));
     assert_non_null(tern_tcp_connect(t->st, &peer, 80, 0, NULL, &err));
     assert_int_equal(th_free(t), 0);
 
     /* another node answers for the global address while it is tested */
+    memset(&EV, 0, sizeof EV);
     t = th6_new(dad_on_no_ip4);
     th_poll(t);
     uint8_t f[256];
@@ -210,6 +232,11 @@ static void test_addr_states(void **state)
                           TH_PEER_MAC));
     th_advance_us(t, 3000000);
     assert_int_equal(tern_addr_state(t->st, &ip6), TERN_ADDR_DUPLICATE);
+    assert_int_equal(EV.n, 2);
+    assert_true(tern_addr_eq(&EV.a[0], &ip6));   /* at once */
+    assert_int_equal(EV.state[0], TERN_ADDR_DUPLICATE);
+    assert_true(tern_addr_eq(&EV.a[1], &ll));
+    assert_int_equal(EV.state[1], TERN_ADDR_USABLE);
     assert_int_equal(tern_addr_state(t->st, &ll), TERN_ADDR_USABLE);
     assert_int_equal(tern_addr_list(t->st, list, st, 4), 2);   /* no IPv4 */
     assert_int_equal(st[0] + st[1], TERN_ADDR_DUPLICATE + TERN_ADDR_USABLE);
