@@ -1338,6 +1338,15 @@ def spoofed_syns(env, mac, n, seed):
     return out
 
 
+def arp_flood_bound(seconds):
+    """ARP requests a target may send while spoofed SYNs from 252 on-link
+    addresses arrive for `seconds`: 10 per address, plus 300 a second
+    (Linux asks each unresolved address again every second; tern allows
+    100 new requests a second), so a flood that a busy machine stretches
+    is not failed for its length. One request per SYN stays far above."""
+    return 10 * 252 + int(300 * seconds)
+
+
 @case("RFC 4987 3; RFC 1122 2.3.2.2", "spoofed-SYN flood from on-link sources: a live client's echoes keep completing, ARP requests stay bounded")
 def syn_flood_client(env):
     c = established(env, mss=1460)
@@ -1372,9 +1381,11 @@ def syn_flood_client(env):
     env.note("flood_arp_requests", arps)
     env.note("flood_arp_for_client", env.wire.arp_requests - mine0)
     # 252 spoofed addresses: a bound far above both stacks' (a few per
-    # address), far below one request per SYN or per eviction
-    env.check(arps <= 10 * 252, "%d ARP requests for %d SYNs from 252 "
-              "addresses" % (arps, sent))
+    # address, and a few hundred a second while the flood lasts: a busy
+    # machine stretches the flood), far below one request per SYN
+    bound = arp_flood_bound(time.monotonic() - t0)
+    env.check(arps <= bound, "%d ARP requests (bound %d) for %d SYNs from "
+              "252 addresses in %.1f s" % (arps, bound, sent, flood_s))
     alive_check(c, 15)
 
 
@@ -1395,6 +1406,7 @@ def syn_flood_fast(env):
     arp0 = env.wire.target_arp_requests
     mine0 = env.wire.arp_requests      # for our address: re-resolved/probed
     lat, rates = [], []
+    t0 = time.monotonic()
     for r in range(4):
         p = subprocess.Popen(["ip", "netns", "exec", env.wire.ns, exe,
                               env.wire.ifname, env.wire.my_mac, mac,
@@ -1416,8 +1428,9 @@ def syn_flood_fast(env):
     env.note("fast_arp_requests", arps)
     env.note("fast_arp_for_client", env.wire.arp_requests - mine0)
     env.check(len(lat) >= 4, "no round trip completed during the flood")
-    env.check(arps <= 10 * 252, "%d ARP requests for 200,000 SYNs from 252 "
-              "addresses" % arps)
+    bound = arp_flood_bound(time.monotonic() - t0)
+    env.check(arps <= bound, "%d ARP requests (bound %d) for 200,000 SYNs "
+              "from 252 addresses" % (arps, bound))
     alive_check(c, 17)
 
 
