@@ -9,10 +9,13 @@
 static void sq_release(tern_stack *st, struct tern_conn *c)
 {
     tern_buf *q = c->sq_head;
+    bool marks = c->sb_marked != 0;     /* SACKed buffers (sack.c) */
     while (q && seq_le(bq_end(q), c->snd_una)) {
         tern_buf *n = bq_next(q);
         if (c->sq_cur == q)
             c->sq_cur = n;
+        if (marks && bq_sacked(q))
+            c->sb_marked -= bq_len(q);
         sq_put(st, q);
         q = n;
     }

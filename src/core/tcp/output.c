@@ -838,6 +838,15 @@ static GENERAL_PATH void output_general(tern_stack *st, struct tcp_layer *tl,
                     c->snd_nxt = seq = c->sq_end;
                 c->sq_cur = sq_find(c, seq);
             }
+            /* a buffer SACKed where the ranges forgot it (sack.c marks) */
+            tern_buf *m = c->sq_cur;
+            if (!m || seq_lt(seq, bq_seq(m)) || seq_ge(seq, bq_end(m)))
+                m = c->sq_cur = sq_find(c, seq);
+            if (m && bq_sacked(m) && seq_lt(seq, c->snd_max)) {
+                c->snd_nxt = bq_end(m);
+                c->sq_cur = bq_next(m);
+                continue;
+            }
         }
         if (seq == c->sq_end) {
             /* a FIN waits for the handshake: ESTABLISHED then takes

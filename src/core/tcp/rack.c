@@ -53,20 +53,14 @@ void rack_on_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
             hi = s->o.sack[k][1];
     if (hi == c->snd_una)
         return;
-    /* A full scoreboard forgets the highest ranges (sack.c): above its
-     * top the SACKed data is unknown, and delivered data noted there
-     * would make RACK declare that forgotten data lost and resend it.
-     * Below fack the scoreboard is exact. */
-    if (c->nsb == TCP_SB_MAX && seq_gt(hi, c->fack) &&
-        seq_gt(c->fack, c->snd_una))
-        hi = c->fack;
     uint32_t now = tx_stamp(st->now, false);
     uint32_t bx = c->rack_xmit, be = c->rack_end, brtt = 0;
     bool found = false, known = c->rack_rtt != 0;
     for (const tern_buf *q = c->sq_head; q && seq_lt(bq_seq(q), hi);
          q = bq_next(q)) {
         uint32_t qs = bq_seq(q), qe = bq_end(q);
-        if (!seq_gt(qe, c->snd_una))
+        /* marked: SACKed by an earlier ACK, not delivered by this one */
+        if (!seq_gt(qe, c->snd_una) || bq_sacked(q))
             continue;
         if (!seq_le(qe, s->ack) && !in_blocks(&s->o, qs, qe))
             continue;                       /* not delivered by this ACK */

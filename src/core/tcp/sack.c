@@ -1,8 +1,11 @@
-/* sack.c - RFC 2018 SACK. Sender: a scoreboard of at most TCP_SB_MAX
- * disjoint SACKed ranges above snd_una, kept sorted and merged, with the
- * RFC 6675 queries (IsLost, NextSeg rule 1, pipe) answered from those few
- * ranges; with RACK state, NextSeg and pipe also walk the send-queue
- * buffers of the holes for those RACK declares lost (rack.c). Receiver:
+/* sack.c - RFC 2018 SACK. Sender: every send-queue buffer that a SACK
+ * block covers wholly is marked (BQ_SACKED) until it is cumulatively
+ * acked, so nothing SACKed is forgotten however many holes there are;
+ * beside the marks a cache of at most TCP_SB_MAX disjoint SACKed ranges
+ * above snd_una, kept sorted and merged, answers the RFC 6675 queries
+ * (IsLost, NextSeg rule 1, pipe). NextSeg and pipe walk the send-queue
+ * buffers of the ranges' holes, passing over marked buffers, for those
+ * RACK declares lost (rack.c). Receiver:
  * the blocks we announce, built from the out-of-order queue in the order
  * their data last arrived, after a D-SACK block for data that came twice
  * (RFC 2018 4, RFC 2883). */
@@ -20,7 +23,8 @@ static void sb_sum(struct tern_conn *c)
     uint32_t sum = 0;
     for (uint32_t i = 0; i < c->nsb; i++)
         sum += c->sb[i][1] - c->sb[i][0];
-    c->sacked = sum;
+    /* marks cover the ranges' whole segments and what the ranges forgot */
+    c->sacked = sum > c->sb_marked ? sum : c->sb_marked;
     c->fack = c->nsb ? c->sb[c->nsb - 1][1] : c->snd_una;
 }
 
@@ -63,10 +67,30 @@ static void sb_insert(struct tern_conn *c, uint32_t s, uint32_t e)
     c->nsb = (uint8_t)n;
 }
 
+/* Mark the unmarked send-queue buffers that one of the n blocks b covers
+ * wholly, walking the queue up to the highest block end hi. */
+static void sb_mark(struct tern_conn *c, uint32_t (*b)[2], uint32_t n,
+                    uint32_t hi)
+{
+    for (tern_buf *q = c->sq_head; q && seq_lt(bq_seq(q), hi);
+         q = bq_next(q)) {
+        uint32_t qs = bq_seq(q), qe = bq_end(q);
+        if (bq_sacked(q) || qs == qe)
+            continue;
+        for (uint32_t k = 0; k < n; k++)
+            if (seq_le(b[k][0], qs) && seq_ge(b[k][1], qe)) {
+                q->cb[1] |= BQ_SACKED;
+                c->sb_marked += qe - qs;
+                break;
+            }
+    }
+}
+
 uint32_t sb_update(struct tern_conn *c, const tcp_opts *o)
 {
-    uint32_t before = c->sacked;
-    for (uint32_t k = 0; k < o->nsack; k++) {
+    uint32_t before = c->sacked, n = 0, hi = c->snd_una;
+    uint32_t blk[4][2];
+    for (uint32_t k = 0; k < o->nsack && n < 4; k++) {
         uint32_t s = o->sack[k][0], e = o->sack[k][1];
         /* ignore D-SACKs and blocks outside what we sent */
         if (!seq_lt(s, e) || seq_le(e, c->snd_una) || seq_gt(e, c->snd_max))
@@ -74,7 +98,14 @@ uint32_t sb_update(struct tern_conn *c, const tcp_opts *o)
         if (seq_lt(s, c->snd_una))
             s = c->snd_una;
         sb_insert(c, s, e);
+        blk[n][0] = s;
+        blk[n][1] = e;
+        n++;
+        if (seq_gt(e, hi))
+            hi = e;
     }
+    if (n)
+        sb_mark(c, blk, n, hi);
     sb_sum(c);
     return c->sacked > before ? c->sacked - before : 0;
 }
@@ -93,6 +124,23 @@ void sb_ack(struct tern_conn *c)
     }
     if (n && seq_lt(c->sb[0][0], c->snd_una))
         c->sb[0][0] = c->snd_una;
+    if (!n && c->sb_marked) {
+        /* the ranges forgot marked data: restore its lowest run, so a
+         * scoreboard exists wherever marks do (the send paths that skip
+         * SACKed data test nsb) */
+        const tern_buf *q = c->sq_head;
+        while (q && !bq_sacked(q))
+            q = bq_next(q);
+        if (q) {
+            uint32_t s = bq_seq(q), e = bq_end(q);
+            for (q = bq_next(q); q && bq_sacked(q) && bq_seq(q) == e;
+                 q = bq_next(q))
+                e = bq_end(q);
+            c->sb[0][0] = seq_lt(s, c->snd_una) ? c->snd_una : s;
+            c->sb[0][1] = e;
+            n = 1;
+        }
+    }
     c->nsb = (uint8_t)n;
     sb_sum(c);
 }
@@ -140,8 +188,9 @@ bool sb_is_lost(const struct tern_conn *c, uint32_t seq, uint32_t mss)
  *  - RFC 6675 IsLost holds for it and it lies at or above `from` (rule 1:
  *    not yet resent in this recovery).
  * Returns the bytes to be sent again; with seq != NULL stops at the first
- * such part (*seq, *len capped by mss). Without RACK state the walk is the
- * RFC 6675 one over the ranges alone.
+ * such part (*seq, *len capped by mss). A marked buffer is SACKed even
+ * where the ranges forgot it, and is passed over. Without RACK state only
+ * the RFC 6675 rule applies.
  */
 static uint32_t sb_scan(const struct tern_conn *c, uint32_t from, uint32_t mss,
                         uint32_t *seq, uint32_t *len)
@@ -157,14 +206,16 @@ static uint32_t sb_scan(const struct tern_conn *c, uint32_t from, uint32_t mss,
         for (uint32_t s = hs; seq_lt(s, he);) {
             uint32_t pe = he;
             bool rl = false;
-            if (rack) {
-                while (q && seq_le(bq_end(q), s))
-                    q = bq_next(q);
-                if (q && seq_le(bq_seq(q), s)) {
-                    if (seq_lt(bq_end(q), pe))
-                        pe = bq_end(q);
-                    rl = rack_lost(c, q);
+            while (q && seq_le(bq_end(q), s))
+                q = bq_next(q);
+            if (q && seq_le(bq_seq(q), s)) {
+                if (seq_lt(bq_end(q), pe))
+                    pe = bq_end(q);
+                if (bq_sacked(q)) {     /* SACKed, the ranges forgot it */
+                    s = pe;
+                    continue;
                 }
+                rl = rack && rack_lost(c, q);
             }
             uint32_t ls = s, le = pe;
             if (!rl) {
@@ -219,7 +270,7 @@ uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
         uint32_t s = bq_seq(q), e = bq_end(q);
         if (!seq_lt(s, c->snd_max))
             break;
-        if (!seq_gt(e, c->snd_una) || !rack_lost(c, q))
+        if (!seq_gt(e, c->snd_una) || bq_sacked(q) || !rack_lost(c, q))
             continue;
         if (seq_lt(s, c->snd_una))
             s = c->snd_una;

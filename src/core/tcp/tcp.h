@@ -225,8 +225,9 @@ struct tern_conn {
 
     /* SACK scoreboard (sender side): ranges above snd_una, sorted */
     uint32_t sb[TCP_SB_MAX][2];
-    uint32_t sacked;          /* bytes in sb */
+    uint32_t sacked;          /* SACKed bytes: sb's or sb_marked */
     uint32_t fack;            /* highest SACKed seq */
+    uint32_t sb_marked;       /* bytes of send-queue buffers BQ_SACKED */
 
     /* RACK (rack.c, RFC 8985 section 6). Times are tx_stamp() values. */
     uint32_t rack_xmit;       /* stamp of the latest-sent delivered data */
@@ -334,6 +335,13 @@ static inline bool rack_lost(const struct tern_conn *c, const tern_buf *q)
  * may own while a frame of ours is in flight). */
 #define BQ_CSUM_OK (1ull << 48)
 #define BQ_FIN (1ull << 49)
+/* bit 50 (send queue): a SACK block covered the whole buffer; kept until
+ * the buffer is cumulatively acked (the ranges forget, the mark does not) */
+#define BQ_SACKED (1ull << 50)
+static inline bool bq_sacked(const tern_buf *b)
+{
+    return (b->cb[1] & BQ_SACKED) != 0;
+}
 static inline uint32_t bq_seq(const tern_buf *b) { return (uint32_t)b->cb[0]; }
 static inline uint32_t bq_len(const tern_buf *b) { return (uint32_t)(b->cb[0] >> 32); }
 static inline uint32_t bq_end(const tern_buf *b) { return bq_seq(b) + bq_len(b); }
