@@ -16,16 +16,25 @@
  * Which core gets what (steer_core_of):
  *   IPv4 TCP/UDP, not fragmented   Toeplitz(src ip, dst ip, src port,
  *                                  dst port) -> reta -> core
- *   IPv4 fragments, other IPv4     Toeplitz(src ip, dst ip) (as NICs do)
- *   ICMP errors (unreachable, time exceeded, ...)
- *                                  the flow of the TCP/UDP header they
+ *   IPv6 TCP/UDP, no extension     Toeplitz(src ip 16 B, dst ip 16 B, src
+ *   header                         port, dst port) -> reta -> core
+ *   IPv4 fragments, other IPv4,    Toeplitz(src ip, dst ip) (as NICs do)
+ *   IPv6 fragments, other IPv6
+ *   (extension headers, ICMPv6
+ *   echo request, ...)
+ *   ICMP and ICMPv6 errors (unreachable, packet too big, time exceeded,
+ *   parameter problem, ...)        the flow of the TCP/UDP header they
  *                                  quote, so they reach the connection's core
- *   ICMP echo reply                core (identifier % ncores): a core that
+ *   ICMP and ICMPv6 echo reply     core (identifier % ncores): a core that
  *                                  pings picks such an identifier
- *   ARP reply                      every core (copies): each core's stack
- *                                  has its own ARP cache, and the one that
- *                                  asked may be any
- *   ARP request, anything else     core 0 (one answer per request)
+ *   ARP reply, neighbor            every core (copies): each core's stack
+ *   advertisement                  has its own neighbor cache, and the one
+ *                                  that asked may be any
+ *   ARP request, neighbor          core 0 (one answer per request; every
+ *   solicitation, other neighbor   core's stack has the same addresses)
+ *   discovery and MLD (RS, RA,
+ *   redirect, MLD query),
+ *   anything else
  *
  * Ordering: frames of one flow go through one ring in arrival order, so a
  * flow is never reordered.
@@ -139,7 +148,8 @@ void steer_destroy(steer *s);
 void steer_settle(steer *s);
 
 /* The Toeplitz hash steering uses for a frame, and whether it found a
- * flow (false: no IPv4; *hash undefined). */
+ * flow (false: not IPv4 or IPv6, or a frame that goes to a fixed core or
+ * to all; *hash undefined). */
 bool steer_hash(const steer *s, const tern_buf *frame, uint32_t *hash);
 /* The core a frame goes to, or STEER_TO_ALL. */
 unsigned steer_core_of(const steer *s, const tern_buf *frame);

@@ -13,6 +13,14 @@
  *   special_frames      ARP reply to all, ARP request to core 0, echo reply
  *                       by identifier, ICMP error to the quoted flow's core,
  *                       fragments by addresses
+ *   toeplitz6_vector    the same over IPv6 (Microsoft's IPv6 example)
+ *   same_flow6_core     an IPv6 4-tuple lands on the core of the Toeplitz
+ *                       hash of its 36-byte tuple (the stack's
+ *                       rss_queue_of6 input), computed here bit by bit
+ *   special_frames6     neighbor advertisement to all (and copied by
+ *                       steer_rx), solicitation to core 0, echo reply by
+ *                       identifier, ICMPv6 error to the quoted flow's
+ *                       core, fragments and extension headers by addresses
  *   rx_and_return       frames handed across cores and their buffers back
  *                       home through the buffer ops; nothing leaks
  *   pending_dirty_settle which cores a step handed frames to, frames
@@ -200,6 +208,48 @@ static void ip_frame(tern_buf *b, uint8_t proto, uint32_t src, uint32_t dst,
 static tern_pool *pools[16];
 static steer_config cfg;
 
+/* Ethernet + IPv6 (next header nh) + 8 bytes of L4 into b. */
+static void ip6_frame(tern_buf *b, uint8_t nh, const uint8_t src[16],
+                      const uint8_t dst[16], uint16_t sport, uint16_t dport)
+{
+    uint8_t *p = b->data;
+    memset(p, 0, 128);
+    put16(p + 12, 0x86dd);
+    uint8_t *ip = p + 14;
+    ip[0] = 0x60;
+    put16(ip + 4, 8);
+    ip[6] = nh;
+    ip[7] = 64;
+    memcpy(ip + 8, src, 16);
+    memcpy(ip + 24, dst, 16);
+    put16(ip + 40, sport);
+    put16(ip + 42, dport);
+    b->len = 14 + 48;
+}
+
+/* 2001:db8::x:y */
+static void doc6(uint8_t a[16], uint16_t x, uint16_t y)
+{
+    memset(a, 0, 16);
+    put16(a, 0x2001);
+    put16(a + 2, 0xdb8);
+    put16(a + 12, x);
+    put16(a + 14, y);
+}
+
+/* The core of (src, dst, sport, dport) as the stack's rss_queue_of6 sees
+ * it: Toeplitz over the 36 bytes, then the table of the defaults. */
+static unsigned core6_of(const uint8_t src[16], const uint8_t dst[16],
+                         uint16_t sp, uint16_t dp)
+{
+    uint8_t in[36];
+    memcpy(in, src, 16);
+    memcpy(in + 16, dst, 16);
+    put16(in + 32, sp);
+    put16(in + 34, dp);
+    return cfg.reta[tern_toeplitz(cfg.key, in, 36) & 127];
+}
+
 static int setup_pools(void **state)
 {
     (void)state;
@@ -337,11 +387,166 @@ static void special_frames(void **state)
              185);
     assert_int_equal(steer_core_of(s, b), c1);
     /* not IP: core 0 */
-    put16(b->data + 12, 0x86dd);
+    put16(b->data + 12, 0x88cc);
     assert_int_equal(steer_core_of(s, b), 0);
     tern_pool_release(pools[0], b);
     tern_pool_release(pools[0], e);
     steer_destroy(s);
+}
+
+static void toeplitz6_vector(void **state)
+{
+    (void)state;
+    steer_config_defaults(&cfg, 4);
+    steer *s = steer_create(&cfg, pools, NULL, 0);
+    assert_non_null(s);
+    tern_buf *b = tern_pool_alloc(pools[0]);
+    /* [3ffe:2501:200:1fff::7]:2794 -> [3ffe:2501:200:3::1]:1766,
+     * IPv6/TCP: 0x40207d3d; addresses only: 0x2cc18cd5 */
+    uint8_t src[16] = {0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x1f, 0xff,
+                       0, 0, 0, 0, 0, 0, 0, 7};
+    uint8_t dst[16] = {0x3f, 0xfe, 0x25, 0x01, 0x02, 0x00, 0x00, 0x03,
+                       0, 0, 0, 0, 0, 0, 0, 1};
+    ip6_frame(b, 6, src, dst, 2794, 1766);
+    uint32_t h = 0;
+    assert_true(steer_hash(s, b, &h));
+    assert_int_equal(h, 0x40207d3d);
+    ip6_frame(b, 44, src, dst, 2794, 1766); /* a fragment header */
+    assert_true(steer_hash(s, b, &h));
+    assert_int_equal(h, 0x2cc18cd5);
+    tern_pool_release(pools[0], b);
+    steer_destroy(s);
+}
+
+static void same_flow6_core(void **state)
+{
+    (void)state;
+    steer_config_defaults(&cfg, 8);
+    steer *s = steer_create(&cfg, pools, NULL, 0);
+    tern_buf *b = tern_pool_alloc(pools[0]);
+    uint64_t r = 99;
+    unsigned hist[8] = {0};
+    for (int i = 0; i < 2000; i++) {
+        uint8_t src[16], dst[16];
+        for (int k = 0; k < 16; k += 4) {
+            put32(src + k, rnd(&r));
+            put32(dst + k, rnd(&r));
+        }
+        uint16_t sp = (uint16_t)rnd(&r), dp = (uint16_t)rnd(&r);
+        ip6_frame(b, (i & 1) ? 6 : 17, src, dst, sp, dp);
+        unsigned c = steer_core_of(s, b);
+        assert_int_equal(c, core6_of(src, dst, sp, dp));
+        hist[c]++;
+    }
+    for (int c = 0; c < 8; c++) /* 250 expected each: spread, not one core */
+        assert_in_range(hist[c], 150, 350);
+    tern_pool_release(pools[0], b);
+    steer_destroy(s);
+}
+
+static void special_frames6(void **state)
+{
+    (void)state;
+    steer_config_defaults(&cfg, 4);
+    steer *s = steer_create(&cfg, pools, NULL, 0);
+    tern_buf *b = tern_pool_alloc(pools[0]);
+    uint8_t peer[16], us[16];
+    doc6(peer, 0, 9);
+    doc6(us, 0, 1);
+    uint8_t *icmp = b->data + 14 + 40;
+    /* neighbor advertisement: every core; solicitation: core 0 */
+    ip6_frame(b, 58, peer, us, 0, 0);
+    icmp[0] = 136;
+    assert_int_equal(steer_core_of(s, b), STEER_TO_ALL);
+    icmp[0] = 135;
+    assert_int_equal(steer_core_of(s, b), 0);
+    icmp[0] = 134; /* router advertisement */
+    assert_int_equal(steer_core_of(s, b), 0);
+    /* echo reply with identifier 7 -> core 3, 9 -> core 1 */
+    ip6_frame(b, 58, peer, us, 0, 0);
+    icmp[0] = 129;
+    put16(icmp + 4, 7);
+    assert_int_equal(steer_core_of(s, b), 3);
+    put16(icmp + 4, 9);
+    assert_int_equal(steer_core_of(s, b), 1);
+    /* port unreachable / packet too big quoting our UDP/TCP packet
+     * us:5000 -> peer:53 go where peer:53 -> us:5000 goes */
+    for (uint8_t proto = 6; proto <= 17; proto += 11)
+        for (uint8_t type = 1; type <= 4; type++) {
+            tern_buf *e = tern_pool_alloc(pools[0]);
+            ip6_frame(e, 58, peer, us, 0, 0);
+            uint8_t *eh = e->data + 14 + 40;
+            eh[0] = type;
+            uint8_t *inner = eh + 8;
+            memset(inner, 0, 48);
+            inner[0] = 0x60;
+            inner[6] = proto;
+            memcpy(inner + 8, us, 16);
+            memcpy(inner + 24, peer, 16);
+            put16(inner + 40, 5000);
+            put16(inner + 42, 53);
+            e->len = 14 + 40 + 8 + 48;
+            unsigned want = core6_of(peer, us, 53, 5000);
+            ip6_frame(b, proto, peer, us, 53, 5000);
+            assert_int_equal(steer_core_of(s, b), want);
+            assert_int_equal(steer_core_of(s, e), want);
+            tern_pool_release(pools[0], e);
+        }
+    /* fragments and extension headers hash the addresses only: every
+     * piece, whatever follows, on the core of the 32-byte input */
+    uint8_t in[32];
+    memcpy(in, peer, 16);
+    memcpy(in + 16, us, 16);
+    unsigned c2 = cfg.reta[tern_toeplitz(cfg.key, in, 32) & 127];
+    unsigned seen_other = 0;
+    for (uint16_t port = 1; port < 40; port++) {
+        ip6_frame(b, 44, peer, us, port, (uint16_t)(port * 7));
+        assert_int_equal(steer_core_of(s, b), c2);
+        ip6_frame(b, 0, peer, us, port, (uint16_t)(port * 7)); /* hop-by-hop */
+        assert_int_equal(steer_core_of(s, b), c2);
+        ip6_frame(b, 17, peer, us, port, (uint16_t)(port * 7));
+        seen_other += steer_core_of(s, b) != c2;
+    }
+    assert_true(seen_other > 0); /* the ports do matter without them */
+    /* truncated or not version 6: core 0 */
+    ip6_frame(b, 6, peer, us, 1, 2);
+    b->len = 14 + 39;
+    assert_int_equal(steer_core_of(s, b), 0);
+    ip6_frame(b, 6, peer, us, 1, 2);
+    b->data[14] = 0x45;
+    assert_int_equal(steer_core_of(s, b), 0);
+    tern_pool_release(pools[0], b);
+    steer_destroy(s);
+}
+
+/* steer_rx copies a neighbor advertisement to the other core. */
+static steer *two_cores(tern_buf_ops *ops1);
+
+static void na_copied6(void **state)
+{
+    (void)state;
+    tern_buf_ops ops1;
+    steer *s = two_cores(&ops1);
+    tern_buf *na = tern_pool_alloc(pools[0]);
+    uint8_t peer[16], us[16];
+    doc6(peer, 0, 9);
+    doc6(us, 0, 1);
+    ip6_frame(na, 58, peer, us, 0, 0);
+    na->data[14 + 40] = 136;
+    tern_buf *in[1] = {na}, *out[8];
+    assert_int_equal(steer_rx(s, 0, in, 1, out, 8), 1);
+    assert_ptr_equal(out[0], na);
+    assert_int_equal(steer_rx(s, 1, NULL, 0, out, 8), 1);
+    assert_ptr_not_equal(out[0], na);
+    assert_int_equal(out[0]->len, na->len);
+    assert_memory_equal(out[0]->data, na->data, na->len);
+    out[0]->refs = 0;
+    ops1.free(ops1.ctx, out[0]); /* core 1 is done: the copy goes home */
+    tern_pool_release(pools[0], na);
+    assert_int_equal(steer_get_stats(s, 0)->broadcast, 1);
+    steer_rx(s, 0, NULL, 0, out, 8);
+    steer_destroy(s);
+    assert_int_equal(tern_pool_available(pools[0]), 512);
 }
 
 /* A frame of flow `flow` (its core known) from `pool`, tagged with seq. */
@@ -583,6 +788,10 @@ int main(void)
         cmocka_unit_test(same_flow_same_core),
         cmocka_unit_test(spread_16_cores),
         cmocka_unit_test(special_frames),
+        cmocka_unit_test(toeplitz6_vector),
+        cmocka_unit_test(same_flow6_core),
+        cmocka_unit_test(special_frames6),
+        cmocka_unit_test(na_copied6),
         cmocka_unit_test(rx_and_return),
         cmocka_unit_test(pending_dirty_settle),
         cmocka_unit_test(steer_two_threads),

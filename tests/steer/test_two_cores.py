@@ -26,9 +26,14 @@ through core 0's queue.
               something. (The request count alone does not: on tap the
               connections that did establish still finish the quota.)
 
+With --family 6 the same runs go over IPv6 (tern 2001:db8::2, Linux
+2001:db8::1): the flows are hashed over the 36-byte tuple (two 16-byte
+addresses, two ports), neighbor advertisements are copied to both cores.
+
 Needs root and network namespaces (else exit 77 = ctest SKIP). Hosts have
 names unique to the run and are removed on any exit; every wait is bounded.
-Usage: test_two_cores.py --driver afpacket|tap"""
+Usage: test_two_cores.py --driver afpacket|tap [--family 4|6]"""
+import ipaddress
 import os
 import sys
 import unittest
@@ -37,8 +42,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "interop"))
 import interop as it                      # noqa: E402
 from interop import Proc, log, prog       # noqa: E402
+from test_interop6 import wait_ping6      # noqa: E402
 
 DRIVER = "afpacket"
+FAMILY = 4
 CONNS = 32
 REQUESTS = 20000
 PORT = 7007
@@ -68,8 +75,8 @@ def toeplitz(key, data):
 def core_of(src_ip, dst_ip, sport, dport, ncores=2):
     """The core steering gives a frame src -> dst (128-entry table, entry
     i = i % ncores)."""
-    data = (bytes(int(x) for x in src_ip.split(".")) +
-            bytes(int(x) for x in dst_ip.split(".")) +
+    data = (ipaddress.ip_address(src_ip).packed +
+            ipaddress.ip_address(dst_ip).packed +
             sport.to_bytes(2, "big") + dport.to_bytes(2, "big"))
     return (toeplitz(MS_KEY, data) & 127) % ncores
 
@@ -128,7 +135,12 @@ class TwoCores(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         it.need_tools("ss", "ping")
-        cls.hosts = it.Hosts("s" + DRIVER[:2], tap=DRIVER == "tap")
+        cls.hosts = it.Hosts("s%d%s" % (FAMILY, DRIVER[:2]),
+                             tap=DRIVER == "tap")
+        h = cls.hosts
+        # the addresses the runs use: IPv4's, or IPv6's
+        cls.ip_t, cls.ip_k = ((h.ip_t, h.ip_k) if FAMILY == 4
+                              else (h.ip6_t, h.ip6_k))
 
     @classmethod
     def tearDownClass(cls):
@@ -146,6 +158,8 @@ class TwoCores(unittest.TestCase):
         a = [prog("tern-echo")] + args + [
             "--driver", DRIVER, "--iface", h.if_t, "--ip", h.ip_t + "/24",
             "--cores", "0,1", "--json"]
+        if FAMILY == 6:
+            a += ["--ip6", h.ip6_t + "/64"]
         if steer:
             a.append("--steer")
         return Proc(h.ns_t, a)
@@ -156,7 +170,8 @@ class TwoCores(unittest.TestCase):
                             str(PORT), "--cores", "0", "--json"])
         self.assertTrue(it.wait_listen(h.ns_k, PORT),
                         "kern-echo did not listen:\n" + srv.describe())
-        cli = self.tern(["--client", "%s:%d" % (h.ip_k, PORT), "--conns",
+        dst = self.ip_k if FAMILY == 4 else "[%s]" % self.ip_k
+        cli = self.tern(["--client", "%s:%d" % (dst, PORT), "--conns",
                          str(CONNS), "--requests", str(REQUESTS)], steer)
         rc = cli.wait_or_interrupt(bound)
         rep = cli.json()
@@ -188,10 +203,12 @@ class TwoCores(unittest.TestCase):
     def test_2_server(self):
         h = self.hosts
         srv = self.tern(["--server", "--port", str(PORT)])
-        self.assertTrue(it.wait_ping(h.ns_k, h.ip_t, proc=srv),
-                        "tern-echo does not answer ping:\n" + srv.describe())
+        up = (it.wait_ping(h.ns_k, h.ip_t, proc=srv) if FAMILY == 4
+              else wait_ping6(h.ns_k, h.ip6_t, srv))
+        self.assertTrue(up, "tern-echo does not answer ping:\n"
+                        + srv.describe())
         rounds = 50
-        cli = it.run(h.ns_k, [sys.executable, "-c", CLIENTS_PY, h.ip_t,
+        cli = it.run(h.ns_k, [sys.executable, "-c", CLIENTS_PY, self.ip_t,
                               str(PORT), str(CONNS), str(rounds)], BOUND_S)
         self.assertEqual(cli.p.returncode, 0, cli.describe())
         got = cli.json()
@@ -200,7 +217,7 @@ class TwoCores(unittest.TestCase):
         rep = srv.json()
         want = [0, 0]
         for p in got["ports"]:
-            want[core_of(h.ip_k, h.ip_t, p, PORT)] += 1
+            want[core_of(self.ip_k, self.ip_t, p, PORT)] += 1
         pc = rep["per_core"]
         self.assertEqual([pc["0"]["passive_opens"], pc["1"]["passive_opens"]],
                          want, "accepts per core vs the 4-tuples' hash\n"
@@ -227,6 +244,10 @@ if __name__ == "__main__":
     if "--driver" in args:
         i = args.index("--driver")
         DRIVER = args[i + 1]
+        del args[i:i + 2]
+    if "--family" in args:
+        i = args.index("--family")
+        FAMILY = int(args[i + 1])
         del args[i:i + 2]
     it.skip_unless_possible()
     it.Watchdog.arm(int(os.environ.get("TERN_STEER_BUDGET_S", "170")))
