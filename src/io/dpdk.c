@@ -719,19 +719,24 @@ static bool tx_offloads(const dpdk_dev *d, const tern_buf *f,
     if (len < l2 + 20)
         return false;
     uint8_t *ipb = p + l2;
-    uint32_t l3 = f->l3_len ? f->l3_len : (uint32_t)(ipb[0] & 15) * 4;
+    /* IPv6 (no checksum of its own; tern offloads only frames whose
+     * transport header follows the fixed header) or IPv4. */
+    bool v6 = (ipb[0] >> 4) == 6;
+    uint32_t l3 = f->l3_len ? f->l3_len
+                  : v6 ? 40 : (uint32_t)(ipb[0] & 15) * 4;
     if (l3 < 20 || len < l2 + l3)
         return false;
     struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)ipb;
-    uint64_t ol = RTE_MBUF_F_TX_IPV4;
+    uint8_t proto = v6 ? ipb[6] : ip->next_proto_id;
+    uint64_t ol = v6 ? RTE_MBUF_F_TX_IPV6 : RTE_MBUF_F_TX_IPV4;
     m->l2_len = l2;
     m->l3_len = l3;
-    if (fl & (TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_TSO)) {
+    if (!v6 && (fl & (TERN_BUF_TX_IP_CSUM | TERN_BUF_TX_TSO))) {
         ol |= RTE_MBUF_F_TX_IP_CKSUM;
         ip->hdr_checksum = 0;
     }
     if (fl & TERN_BUF_TX_TSO) {
-        if (ip->next_proto_id != IPPROTO_TCP || len < l2 + l3 + 20)
+        if (v6 || proto != IPPROTO_TCP || len < l2 + l3 + 20)
             return false;
         struct rte_tcp_hdr *tcp = (struct rte_tcp_hdr *)(ipb + l3);
         uint32_t l4 = f->l4_len ? f->l4_len
@@ -750,14 +755,14 @@ static bool tx_offloads(const dpdk_dev *d, const tern_buf *f,
     } else if (fl & TERN_BUF_TX_L4_CSUM) {
         /* tern left the pseudo-header sum (with the length) in the field:
          * exactly DPDK's convention for TCP/UDP checksum offload. */
-        if (ip->next_proto_id == IPPROTO_TCP) {
+        if (proto == IPPROTO_TCP) {
             ol |= RTE_MBUF_F_TX_TCP_CKSUM;
             if (len >= l2 + l3 + 20) {
                 const struct rte_tcp_hdr *tcp =
                     (const struct rte_tcp_hdr *)(ipb + l3);
                 m->l4_len = (uint32_t)(tcp->data_off >> 4) * 4;
             }
-        } else if (ip->next_proto_id == IPPROTO_UDP) {
+        } else if (proto == IPPROTO_UDP) {
             ol |= RTE_MBUF_F_TX_UDP_CKSUM;
             m->l4_len = 8;
         } else {

@@ -14,6 +14,10 @@
 #   tap_server  tern on net_tap as the server, Linux as the client:
 #               kern-echo --client against tern-echo --server, kern-bulk
 #               --client against tern-bulk --server --once
+#   tap6_server the same as tap_server over an IPv6-only link: tern has
+#               only --ip6 (no IPv4 address), the kernel end only
+#               2001:db8:1::1 (no IPv4), kern-echo and kern-bulk connect
+#               to [2001:db8:1::2]; tern's counters show no ARP or IPv4
 # Every program prints --json; the checks read those reports. Nothing here
 # is timed: each process has a generous bound only so that a stall fails
 # instead of hanging. DPDK_FOUND is CMake's TERN_DPDK_FOUND. Exits 77
@@ -260,6 +264,52 @@ tap_client|tap_server)
         check "tern server: $BULK bytes, pattern verified" "$dir/tbsrv.json" \
             "d['bytes'] == $BULK and d['streams'] == 1 and d['verified'] is True"
     fi
+    ;;
+tap6_server)
+    command -v ip >/dev/null 2>&1 || skip "iproute2 is not installed"
+    [ -e /dev/net/tun ] || skip "/dev/net/tun is missing"
+    ns="tdap6$$"
+    ifn="tdap6$$"
+    ip netns add "$ns" 2>/dev/null || skip "cannot create network namespaces"
+    ip -n "$ns" link set lo up
+    tap="net_tap0,iface=$ifn"
+    T6=2001:db8:1::2
+    # tern's process creates the kernel interface; Linux's end gets only an
+    # IPv6 address (no DAD: it is the test's own), and the test waits until
+    # tern's address has passed its DAD and answers echo.
+    up_link6() {
+        wait_for "tap interface" "ip -n '$ns' link show '$ifn' >/dev/null 2>&1" "$1"
+        ip -n "$ns" -6 addr add 2001:db8:1::1/64 dev "$ifn" nodad || die "ip addr"
+        ip -n "$ns" link set "$ifn" up || die "ip link up"
+        wait_for "tern answers ping -6 after its DAD" \
+            "ip netns exec '$ns' ping -6 -c1 -W1 $T6 >/dev/null 2>&1" "$1"
+        [ -z "$(ip -n "$ns" -4 addr show dev "$ifn")" ] || die "an IPv4 address on $ifn"
+    }
+    no_v4='all(d["counters"].get(k, 0) == 0 for k in ("arp_in", "arp_out", "ip_in", "ip_out"))'
+    start tsrv timeout 120 ip netns exec "$ns" "$bin/tern-echo" \
+        --driver dpdk --iface "$tap" --ip6 $T6/64 --cores $c1 \
+        --poll busy --json --server --size 100
+    tsrv=$last
+    up_link6 "$tsrv"
+    run kcli timeout 120 ip netns exec "$ns" "$bin/kern-echo" --cores $c0 --json \
+        --client "[$T6]:7007" --requests $REQ --conns $CONNS --size 100
+    must "$tsrv" tsrv TERM
+    check "Linux client over IPv6: $REQ round trips" "$dir/kcli.json" "d['requests'] == $REQ"
+    check "tern server: $REQ requests echoed, $CONNS accepted" "$dir/tsrv.json" \
+        "d['requests'] == $REQ and d['bytes_echoed'] == $REQ * 100 and d['accepted'] == $CONNS"
+    check "tern server: no ARP, no IPv4" "$dir/tsrv.json" "$no_v4"
+    ip -n "$ns" link del "$ifn" 2>/dev/null
+    start tbsrv timeout 120 ip netns exec "$ns" "$bin/tern-bulk" \
+        --driver dpdk --iface "$tap" --ip6 $T6/64 --cores $c1 \
+        --poll busy --json --server --once --verify pattern
+    tbsrv=$last
+    up_link6 "$tbsrv"
+    run kbcli timeout 120 ip netns exec "$ns" "$bin/kern-bulk" --cores $c0 --json \
+        --client "[$T6]:5001" --bytes $BULK
+    must "$tbsrv" tbsrv
+    check "Linux client over IPv6: $BULK bytes sent" "$dir/kbcli.json" "d['bytes'] == $BULK"
+    check "tern server: $BULK bytes, pattern verified" "$dir/tbsrv.json" \
+        "d['bytes'] == $BULK and d['streams'] == 1 and d['verified'] is True"
     ;;
 *)
     echo "unknown mode $mode" >&2
