@@ -17,7 +17,8 @@
 #   tap6_server the same as tap_server over an IPv6-only link: tern has
 #               only --ip6 (no IPv4 address), the kernel end only
 #               2001:db8:1::1 (no IPv4), kern-echo and kern-bulk connect
-#               to [2001:db8:1::2]; tern's counters show no ARP or IPv4
+#               to [2001:db8:1::2], curl -6 and wrk fetch from
+#               tern-httpd; tern's counters show no ARP or IPv4
 # Every program prints --json; the checks read those reports. Nothing here
 # is timed: each process has a generous bound only so that a stall fails
 # instead of hanging. DPDK_FOUND is CMake's TERN_DPDK_FOUND. Exits 77
@@ -310,6 +311,31 @@ tap6_server)
     check "Linux client over IPv6: $BULK bytes sent" "$dir/kbcli.json" "d['bytes'] == $BULK"
     check "tern server: $BULK bytes, pattern verified" "$dir/tbsrv.json" \
         "d['bytes'] == $BULK and d['streams'] == 1 and d['verified'] is True"
+    # HTTP: curl -6 gets the whole body, wrk gets only 2xx and no error
+    ip -n "$ns" link del "$ifn" 2>/dev/null
+    start thttp timeout 120 ip netns exec "$ns" "$bin/tern-httpd" \
+        --driver dpdk --iface "$tap" --ip6 $T6/64 --cores $c1 \
+        --poll busy --json --body-size 3000
+    thttp=$last
+    up_link6 "$thttp"
+    url="http://[$T6]:8080/"
+    command -v curl >/dev/null 2>&1 || die "curl is not installed (scripts/deps.sh installs it)"
+    ip netns exec "$ns" curl -6 -g -sS -m 10 -o "$dir/body" "$url" ||
+        die "curl -6 $url failed"
+    python3 -c "
+import sys
+b = open(sys.argv[1], 'rb').read()
+want = bytes(ord('a') + i % 26 for i in range(2999)) + b'\\n'
+sys.exit(0 if b == want else 1)" "$dir/body" || die "curl -6: wrong body"
+    echo "ok: curl -6 got the whole body"
+    command -v wrk >/dev/null 2>&1 || die "wrk is not installed (scripts/deps.sh installs it)"
+    ip netns exec "$ns" wrk -t1 -c16 -d2 --timeout 5s "$url" >"$dir/wrk" 2>&1 ||
+        { cat "$dir/wrk"; die "wrk failed"; }
+    grep -q " requests in" "$dir/wrk" && ! grep -q "Non-2xx\|Socket errors" "$dir/wrk" ||
+        { cat "$dir/wrk"; die "wrk: errors or no requests"; }
+    echo "ok: wrk $(grep -o '[0-9]* requests in' "$dir/wrk")"
+    must "$thttp" thttp TERM
+    check "tern-httpd: no ARP, no IPv4" "$dir/thttp.json" "$no_v4"
     ;;
 *)
     echo "unknown mode $mode" >&2
