@@ -16,28 +16,10 @@
 
 #include "harness.h"
 #include "tcp/tcp.h"
+#include "server_conn.h"
 
 #define SEG 1448u
 
-static tern_conn *conn;
-static uint64_t acked;
-static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
-{
-    (void)st; (void)lu;
-    conn = c;
-    return NULL;
-}
-static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
-{
-    (void)st; (void)c; (void)u;
-    acked += n;
-}
-static void tweak(tern_config *c)
-{
-    c->cb.accepted = on_accepted;
-    c->cb.acked = on_acked;
-    c->time_wait_ms = 1000;
-}
 
 static th *T;
 static peer P;
