@@ -5,7 +5,9 @@ Layout (one job per module):
   matrix.py     the points to run (stack x workload x cores x conns x size x poll)
   stacks.py     the stacks: how each runs each workload, and whether it can
   procs.py      running programs: timeouts, servers in the background, CPU use
-  netns.py      the two veth test hosts (tools/netns.sh) for the veth stacks
+  netns.py      the veth test hosts (tools/netns.sh) for the veth stacks, and
+                what the namespace benches churn, flood, loss share: processes
+                in the hosts, their cleanup, the JSON result file
   wrk.py        the HTTP client (wrk) and the 151-byte response sizing
   measure.py    one point: warm-up, repeats, CPU cost, summary
   callgrind.py  instructions per request for the in-memory stacks

@@ -30,15 +30,14 @@ Writes build/bench-churn/<date>.json (or --out) and prints a table.
 Needs root (namespaces) and wrk for close."""
 import argparse
 import datetime
-import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
-from . import wrk
-from .loss import Hosts, kill_live, last_json, stop, wait_ready
+from . import markdown, wrk
+from .netns import (Hosts, interrupt_on_sigterm, last_json, result_doc, result_line,
+                    run_in_hosts, stop, stop_by, wait_ready, write_result)
 
 TOOLS = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 REPO = os.path.dirname(TOOLS)
@@ -117,7 +116,7 @@ class Run:
         if not self.tern:
             rec["linux_established"] = ss_count(self.hosts, "established", port)
             rec["linux_time_wait"] = ss_count(self.hosts, "time-wait", port)
-        out, err, rc = stop_int(self.proc, 20)
+        out, err, rc = stop_by(self.proc, signal.SIGINT, 20)
         if not self.tern:
             self.hosts.kernel_owns_t(False)
         rep = last_json(out)
@@ -130,16 +129,6 @@ class Run:
             rec["tern_time_wait_at_stop"] = rep.get("time_wait_at_stop")
             rec["tern_link"] = rep.get("link")
         return rec
-
-
-def stop_int(proc, timeout):
-    """SIGINT (the apps then print their report), SIGKILL after timeout."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, 2)
-        except OSError:
-            pass
-    return stop(proc, timeout)
 
 
 def run_close(a, run):
@@ -217,7 +206,7 @@ def one(a, hosts, stack, wl):
     rec["server"] = " ".join(run.argv)
     try:
         if not run.ready:
-            out, err, _ = stop_int(run.proc, 5)
+            out, err, _ = stop_by(run.proc, signal.SIGINT, 5)
             rec["error"] = "server did not come up: " + err.strip()[-300:]
             if not run.tern:
                 hosts.kernel_owns_t(False)
@@ -225,7 +214,7 @@ def one(a, hosts, stack, wl):
         rec.update(fn(a, run))
     finally:
         if run.proc.poll() is None:
-            os.killpg(run.proc.pid, 9)
+            os.killpg(run.proc.pid, signal.SIGKILL)
     rec["loadavg_end"] = os.getloadavg()[0]
     return rec
 
@@ -314,9 +303,20 @@ def parser():
     return p
 
 
+def run_all(a, hosts, wls, stacks, runs):
+    """Every workload --repeat times, the stacks' order alternating."""
+    for rep in range(a.repeat):
+        for wl in wls:
+            order = stacks if rep % 2 == 0 else list(reversed(stacks))
+            for s in order:
+                r = one(a, hosts, s, wl)
+                runs.append(r)
+                sys.stderr.write("%s %s %s: %s\n" % (r["start"], wl, s, summary(r)))
+
+
 def main(argv):
     a = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    interrupt_on_sigterm()
     if os.geteuid() != 0:
         sys.stderr.write("tern bench churn: needs root (network namespaces)\n")
         return 2
@@ -333,42 +333,17 @@ def main(argv):
             if not os.access(os.path.join(a.build_dir, "bin", prog), os.X_OK):
                 sys.stderr.write("tern bench churn: %s/bin/%s not built\n" % (a.build_dir, prog))
                 return 2
-    cpus = os.cpu_count() or 1
     if a.server_cpu is None:
-        a.server_cpu = cpus - 1
+        a.server_cpu = (os.cpu_count() or 1) - 1
     hosts = Hosts("tc%d" % (os.getpid() % 100000))
-    runs = []
-    doc = {"what": "churn, idle connections, slow readers (tools/bench/churn.py)",
-           "date": datetime.datetime.utcnow().isoformat() + "Z", "argv": argv,
-           "cpus": cpus, "loadavg_start": os.getloadavg(),
-           "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                                    capture_output=True, text=True).stdout.strip(),
-           "runs": runs}
-    try:
-        hosts.up(wire=False)
-        for rep in range(a.repeat):
-            for wl in wls:
-                order = stacks if rep % 2 == 0 else list(reversed(stacks))
-                for s in order:
-                    r = one(a, hosts, s, wl)
-                    runs.append(r)
-                    sys.stderr.write("%s %s %s: %s\n" % (r["start"], wl, s, summary(r)))
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted; writing what ran\n")
-    finally:
-        kill_live()
-        hosts.down()
-    doc["loadavg_end"] = os.getloadavg()
-    out = a.out or os.path.join(a.build_dir, "bench-churn",
-                                datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%S") + ".json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1)
-    print("| workload | stack | load | result |\n|---|---|---|---|")
-    for r in runs:
-        print("| %s | %s | %.1f | %s |" % (r["workload"], r["stack"], r["loadavg"], summary(r)))
-    print("\ncommit %s, %d runs, load average %.1f -> %.1f, JSON: %s" % (
-        doc["commit"], len(runs), doc["loadavg_start"][0], doc["loadavg_end"][0], out))
+    doc = result_doc("churn, idle connections, slow readers (tools/bench/churn.py)", argv)
+    runs = doc["runs"]
+    run_in_hosts(hosts, doc, lambda: run_all(a, hosts, wls, stacks, runs))
+    out = write_result(doc, a.out, a.build_dir, "churn")
+    print("\n".join(markdown.table(["workload", "stack", "load", "result"],
+                                   [[r["workload"], r["stack"], "%.1f" % r["loadavg"],
+                                     summary(r)] for r in runs])))
+    print(result_line(doc, out))
     return 1 if any("error" in r for r in runs) else 0
 
 

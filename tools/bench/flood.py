@@ -34,7 +34,6 @@ veths' softirqs, the target and the client: compare rows side by side.
 Writes <build-dir>/bench-flood/<date>.json (or --out) and prints a table.
 Needs root (namespaces), tcpdump."""
 import argparse
-import datetime
 import json
 import os
 import re
@@ -46,7 +45,8 @@ import sys
 import threading
 import time
 
-from .loss import LIVE, Hosts, kill_live, last_json, stop
+from .netns import (Hosts, interrupt_on_sigterm, last_json, result_doc, result_line,
+                    run_in_hosts, stop_by, write_result)
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 TOOLS = os.path.dirname(HERE)
@@ -146,12 +146,7 @@ class ArpWatch:
 
 
 def stop_proc(p):
-    if p.poll() is None:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-        except OSError:
-            pass
-    return stop(p, 10)
+    return stop_by(p, signal.SIGTERM, 10)
 
 
 def wait_listening(hosts, ip, port, timeout=15):
@@ -356,29 +351,12 @@ def table(runs):
 
 
 def run_all(a, hosts, stacks, runs):
-    """Every stack --repeat times, alternating the order; the hosts are
-    removed whatever happens."""
-    try:
-        hosts.up()
-        for rep in range(a.repeat):
-            for s in (stacks if rep % 2 == 0 else list(reversed(stacks))):
-                runs.append(one_run(a, hosts, s))
-                r = runs[-1]
-                sys.stderr.write("%s: %s\n" % (s, r.get("error") or json.dumps(r.get("flood"))))
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted; writing what ran\n")
-    finally:
-        kill_live()
-        hosts.down()
-
-
-def write_doc(a, doc):
-    stamp = datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%S")
-    out = a.out or os.path.join(a.build_dir, "bench-flood", stamp + ".json")
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1)
-    return out
+    """Every stack --repeat times, alternating the order."""
+    for rep in range(a.repeat):
+        for s in (stacks if rep % 2 == 0 else list(reversed(stacks))):
+            runs.append(one_run(a, hosts, s))
+            r = runs[-1]
+            sys.stderr.write("%s: %s\n" % (s, r.get("error") or json.dumps(r.get("flood"))))
 
 
 def parser():
@@ -427,7 +405,7 @@ def parser():
 
 def main(argv):
     a = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    interrupt_on_sigterm()
     skip = 77 if a.check else 2      # 77: ctest's SKIP_RETURN_CODE
     if os.geteuid() != 0:
         print("SKIP: tern bench flood needs root (network namespaces)")
@@ -443,21 +421,14 @@ def main(argv):
     stacks = ["tern-" + d for d in a.drivers.split(",") if d]
     if not a.no_kern:
         stacks.append("linux")
-    hosts = Hosts("tfl%d" % (os.getpid() % 100000))
-    runs = []
-    doc = {"what": "echo latency during a spoofed-SYN flood (tools/bench/flood.py)",
-           "date": datetime.datetime.utcnow().isoformat() + "Z", "argv": argv,
-           "cpus": os.cpu_count(), "rounds": a.rounds, "syns_per_round": a.syns,
-           "loadavg_start": os.getloadavg(), "rt": a.rt, "pace_us": a.pace,
-           "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                                    capture_output=True, text=True).stdout.strip(),
-           "runs": runs}
-    run_all(a, hosts, stacks, runs)
-    doc["loadavg_end"] = os.getloadavg()
-    out = write_doc(a, doc)
+    hosts = Hosts("tfl%d" % (os.getpid() % 100000), wire=True)
+    doc = result_doc("echo latency during a spoofed-SYN flood (tools/bench/flood.py)", argv,
+                     rounds=a.rounds, syns_per_round=a.syns, rt=a.rt, pace_us=a.pace)
+    runs = doc["runs"]
+    run_in_hosts(hosts, doc, lambda: run_all(a, hosts, stacks, runs))
+    out = write_result(doc, a.out, a.build_dir, "flood")
     print(table(runs))
-    print("\n%d runs, load average %.1f -> %.1f, commit %s, JSON: %s" % (
-        len(runs), doc["loadavg_start"][0], doc["loadavg_end"][0], doc["commit"], out))
+    print(result_line(doc, out))
     if a.check:
         bad = check(runs, stacks)
         for line in bad:

@@ -28,20 +28,17 @@ drifts hit both alike.
 Writes build/bench-loss/<date>.json (or --out) and prints a table.
 Needs root (namespaces) and nft."""
 import argparse
-import datetime
 import json
 import os
-import shlex
-import signal
-import subprocess
 import sys
 import time
 
 from . import addr
+from .netns import (Hosts, interrupt_on_sigterm, last_json, result_doc, result_line,
+                    run_in_hosts, stop, wait_ready, write_result)
 
 TOOLS = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 REPO = os.path.dirname(TOOLS)
-NETNS_SH = os.path.join(TOOLS, "netns.sh")
 
 NSTAT_KEYS = ("TcpRetransSegs", "TcpExtTCPTimeouts", "TcpExtTCPLossProbes",
               "TcpExtTCPDSACKRecv", "TcpExtTCPDSACKOfoRecv", "TcpExtTCPSackRecovery",
@@ -54,87 +51,18 @@ TERN_KEYS = ("tcp_retransmits", "tcp_rto_expiries", "tcp_fast_retransmits",
              "tcp_dsacks_out", "tcp_dsacks_in", "tcp_spurious_rtos")
 
 
-LIVE = []
-
-
-def kill_live():
-    for p in LIVE:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, 9)
-            except OSError:
-                pass
-            p.wait()
-
-
-class Hosts:
-    def __init__(self, prefix):
-        self.prefix = prefix
-        self.env = {}
-
-    def sh(self, *args, check=True):
-        p = subprocess.run(["sh", NETNS_SH, "--prefix", self.prefix] + list(args),
-                           capture_output=True, text=True, timeout=60)
-        if check and p.returncode != 0:
-            raise RuntimeError("netns.sh %s: %s" % (args[0], p.stderr.strip()[-400:]))
-        return p.stdout
-
-    def up(self, wire=True):
-        out = subprocess.run(["sh", NETNS_SH, "up", "--prefix", self.prefix]
-                             + (["--wire"] if wire else []),
-                             capture_output=True, text=True, timeout=60)
-        if out.returncode != 0:
-            raise RuntimeError("netns.sh up: " + out.stderr.strip()[-400:])
-        for line in out.stdout.splitlines():
-            if "=" in line and not line.startswith("export"):
-                k, v = line.split("=", 1)
-                self.env[k.strip()] = shlex.split(v)[0] if v.strip() else ""
-        return self
-
-    def down(self):
-        subprocess.run(["sh", NETNS_SH, "down", "--prefix", self.prefix],
-                       capture_output=True, timeout=60)
-
-    def loss(self, pct):
-        env = dict(os.environ, **self.env)
-        p = subprocess.run(["sh", NETNS_SH, "loss", str(pct), "both"], env=env,
-                           capture_output=True, text=True, timeout=60)
-        if p.returncode != 0:
-            raise RuntimeError("netns.sh loss: " + p.stderr.strip()[-400:])
-
-    def ns(self, side):
-        return self.env["NS_K" if side == "k" else "NS_T"]
-
-    def run(self, side, argv, **kw):
-        return subprocess.run(["ip", "netns", "exec", self.ns(side)] + argv, **kw)
-
-    def popen(self, side, argv):
-        p = subprocess.Popen(["ip", "netns", "exec", self.ns(side)] + argv,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             start_new_session=True)
-        LIVE.append(p)
-        return p
-
-
-    def kernel_owns_t(self, yes):
-        e = self.env
-        verb = "add" if yes else "del"
-        self.run("t", ["ip", "addr", verb, "%s/%s" % (e["IP_T"], e["PREFIX_LEN"]),
-                       "dev", e["IF_T"]], capture_output=True)
-        self.run("k", ["ip", "neigh", "flush", "dev", e["IF_K"]], capture_output=True)
-
-    def set_cc(self, side, cc):
-        """Congestion control of the side's route to the other (the
-        per-namespace sysctl may be read-only in a namespace)."""
-        e = self.env
-        ifname = e["IF_K"] if side == "k" else e["IF_T"]
-        src = e["IP_K"] if side == "k" else e["IP_T"]
-        net = "%s/%s" % (e["IP_K"].rsplit(".", 1)[0] + ".0", e["PREFIX_LEN"])
-        p = self.run(side, ["ip", "route", "replace", net, "dev", ifname, "proto", "kernel",
-                            "scope", "link", "src", src, "congctl", cc],
-                     capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RuntimeError("cannot set congctl %s on %s: %s" % (cc, side, p.stderr.strip()))
+def set_cc(hosts, side, cc):
+    """Congestion control of the side's route to the other (the
+    per-namespace sysctl may be read-only in a namespace)."""
+    e = hosts.env
+    ifname = e["IF_K"] if side == "k" else e["IF_T"]
+    src = e["IP_K"] if side == "k" else e["IP_T"]
+    net = "%s/%s" % (e["IP_K"].rsplit(".", 1)[0] + ".0", e["PREFIX_LEN"])
+    p = hosts.run(side, ["ip", "route", "replace", net, "dev", ifname, "proto", "kernel",
+                        "scope", "link", "src", src, "congctl", cc],
+                 capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("cannot set congctl %s on %s: %s" % (cc, side, p.stderr.strip()))
 
 
 def nstat(hosts, side):
@@ -154,28 +82,6 @@ def delta(a, b):
     return {k: b.get(k, 0) - a.get(k, 0) for k in NSTAT_KEYS}
 
 
-def last_json(text):
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                return json.loads(line)
-            except ValueError:
-                pass
-    return {}
-
-
-def wait_ready(hosts, side_from, ip, proc, timeout=15):
-    end = time.time() + timeout
-    while time.time() < end:
-        if proc.poll() is not None:
-            return False
-        r = hosts.run(side_from, ["ping", "-c", "1", "-W", "1", ip], capture_output=True)
-        if r.returncode == 0:
-            return True
-    return False
-
-
 def wait_listening(hosts, side, port, proc, timeout=15):
     """Until the server on side listens on port (a busy host may take
     seconds to start it; a client sent before then is refused)."""
@@ -189,20 +95,6 @@ def wait_listening(hosts, side, port, proc, timeout=15):
             return True
         time.sleep(0.05)
     return False
-
-
-def stop(proc, timeout):
-    try:
-        out, err = proc.communicate(timeout=timeout)
-        return out, err, proc.returncode
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 2)
-        try:
-            out, err = proc.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, 9)
-            out, err = proc.communicate()
-        return out, err, None
 
 
 def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
@@ -222,8 +114,8 @@ def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
         rec["tern_cc"] = tern_cc
     if not tern:
         hosts.kernel_owns_t(True)
-        hosts.set_cc("t", cc)
-    hosts.set_cc("k", cc)
+        set_cc(hosts, "t", cc)
+    set_cc(hosts, "k", cc)
     k0, t0 = nstat(hosts, "k"), nstat(hosts, "t")
     server_side = "k" if direction == "send" else "t"
     client_side = "t" if direction == "send" else "k"
@@ -402,9 +294,38 @@ def default_cc():
         return "cubic"
 
 
+def run_all(a, hosts, losses, terns, dirs, runs):
+    """Every loss rate, repeat, direction and point, each on its own port;
+    stacks alternate repeat by repeat."""
+    port = 5100
+    for pct in losses:
+        hosts.loss(pct)
+        for rep in range(a.repeat):
+            for d in dirs:
+                # (stack, Linux CC): a tern sender faces one Linux
+                # receiver; a Linux sender runs with each CC
+                points = []
+                tccs = a.tern_cc if d == "send" else a.tern_cc[:1]
+                for cc in a.kern_cc:
+                    if d == "recv" or cc == a.kern_cc[0]:
+                        points += [(t, cc, tc) for t in terns for tc in tccs]
+                    if not a.no_kern:
+                        points.append(("linux", cc, None))
+                order = points if rep % 2 == 0 else list(reversed(points))
+                for s, cc, tc in order:
+                    port += 1
+                    r = one_run(a, hosts, s, cc, d, port, tc or "cubic")
+                    r["loss"] = pct
+                    r["loadavg"] = os.getloadavg()[0]
+                    runs.append(r)
+                    sys.stderr.write("%d%% %s %s: %.2f s%s\n" % (
+                        pct, d, row_name(r), r.get("seconds", 0),
+                        "  ERROR " + r["error"][:200] if "error" in r else ""))
+
+
 def main(argv):
     a = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    interrupt_on_sigterm()
     if os.geteuid() != 0:
         sys.stderr.write("tern bench loss: needs root (network namespaces)\n")
         return 2
@@ -424,55 +345,13 @@ def main(argv):
     a.tern_cpu, a.kern_cpu = cpus - 1, 0
     terns = ["tern-" + d for d in a.drivers.split(",")]
     dirs = a.directions.split(",")
-    hosts = Hosts("tl%d" % (os.getpid() % 100000))
-    runs = []
-    doc = {"what": "bulk over a lossy veth path (tools/bench/loss.py)",
-           "date": datetime.datetime.utcnow().isoformat() + "Z",
-           "argv": argv, "bytes": a.bytes, "cpus": cpus,
-           "loadavg_start": os.getloadavg(),
-           "commit": subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"],
-                                    capture_output=True, text=True).stdout.strip(),
-           "runs": runs}
-    port = 5100
-    try:
-        hosts.up()
-        for pct in losses:
-            hosts.loss(pct)
-            for rep in range(a.repeat):
-                for d in dirs:
-                    # (stack, Linux CC): a tern sender faces one Linux
-                    # receiver; a Linux sender runs with each CC
-                    points = []
-                    tccs = a.tern_cc if d == "send" else a.tern_cc[:1]
-                    for cc in a.kern_cc:
-                        if d == "recv" or cc == a.kern_cc[0]:
-                            points += [(t, cc, tc) for t in terns for tc in tccs]
-                        if not a.no_kern:
-                            points.append(("linux", cc, None))
-                    order = points if rep % 2 == 0 else list(reversed(points))
-                    for s, cc, tc in order:
-                        port += 1
-                        r = one_run(a, hosts, s, cc, d, port, tc or "cubic")
-                        r["loss"] = pct
-                        r["loadavg"] = os.getloadavg()[0]
-                        runs.append(r)
-                        sys.stderr.write("%d%% %s %s: %.2f s%s\n" % (
-                            pct, d, row_name(r), r.get("seconds", 0),
-                            "  ERROR " + r["error"][:200] if "error" in r else ""))
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted; writing what ran\n")
-    finally:
-        kill_live()
-        hosts.down()
-    doc["loadavg_end"] = os.getloadavg()
-    out = a.out or os.path.join(a.build_dir, "bench-loss",
-                                datetime.datetime.utcnow().strftime("%Y-%m-%dT%H%M%S") + ".json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump(doc, f, indent=1)
+    hosts = Hosts("tl%d" % (os.getpid() % 100000), wire=True)
+    doc = result_doc("bulk over a lossy veth path (tools/bench/loss.py)", argv, bytes=a.bytes)
+    runs = doc["runs"]
+    run_in_hosts(hosts, doc, lambda: run_all(a, hosts, losses, terns, dirs, runs))
+    out = write_result(doc, a.out, a.build_dir, "loss")
     print(table(runs, losses))
-    print("\n%d runs, load average %.1f -> %.1f, JSON: %s" % (
-        len(runs), doc["loadavg_start"][0], doc["loadavg_end"][0], out))
+    print(result_line(doc, out))
     return 1 if any("error" in r for r in runs) else 0
 
 
