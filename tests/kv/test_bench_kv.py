@@ -107,6 +107,66 @@ class BenchKv(unittest.TestCase):
                       "waits spun (1 rounds)", kv.markdown(doc))
 
 
+    def test_cpu_budget_table(self):
+        """--cpu-budget: the quota for the budget, the v1 controller found
+        in the mount table, and the table saying the budget and how much of
+        it each point spent."""
+        from bench import cpu_budget
+        self.assertEqual(cpu_budget.quota_values(0.5, 10000), (5000, 10000))
+        self.assertRaises(ValueError, cpu_budget.quota_values, 0, 10000)
+        self.assertRaises(ValueError, cpu_budget.quota_values, 0.05, 10000)
+        mounts = os.path.join(os.environ.get("TMPDIR", "/tmp"),
+                              "kv-bench-mounts-%d" % os.getpid())
+        with open(mounts, "w") as f:
+            f.write("cgroup /sys/fs/cgroup/memory cgroup rw,memory 0 0\n"
+                    "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n")
+        try:
+            self.assertEqual(cpu_budget.v1_cpu_root(mounts), "/sys/fs/cgroup/cpu,cpuacct")
+        finally:
+            os.unlink(mounts)
+        self.assertIsNone(cpu_budget.v1_cpu_root("/nonexistent"))
+        run = {"rps": 1, "server_cpu_s": 0.5, "client_cpu_s": 0.2, "wall_s": 2.0,
+               "loadavg": [1, 1, 1], "throttled_periods": 150}
+        pt = {"stack": "redis", "depth": 1, "test": "get", "status": "ok",
+              "requests": 1000, "runs": [run]}
+        kv.summarize(pt, 10000)
+        self.assertAlmostEqual(pt["throttled_share"], 0.75)
+        doc = {"generated_at": "now", "git": "abc",
+               "conditions": {"server_cpu": 1, "client_cpu": 0, "repeat": 1,
+                              "cpu_budget": 0.5, "loadavg_start": [1, 1, 1],
+                              "loadavg_end": [1, 1, 1]},
+               "points": [pt], "outputs": {"png": "/x/y-kv.png"}}
+        md = kv.markdown(doc)
+        self.assertIn("CPU budget: 0.5 CPU", md)
+        self.assertIn("| budget spent |", md)
+        self.assertIn("| 75% |", md)
+        r = subprocess.run([sys.executable, os.path.join(TOOLS, "tern"), "bench", "kv",
+                            "--cpu-budget", "0"], capture_output=True, text=True,
+                           timeout=30)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--cpu-budget", r.stderr)
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root (cgroups)")
+    def test_cpu_budget_cgroup(self):
+        """A process put in the budget lands in its cgroup, and the cgroup
+        is gone afterwards."""
+        from bench import cpu_budget
+        p = subprocess.Popen(["sleep", "30"])
+        try:
+            with cpu_budget.CpuBudget("tern-bench-kv-test-%d" % os.getpid(), 0.5) as b:
+                b.add(p.pid)
+                with open("/proc/%d/cgroup" % p.pid) as f:
+                    self.assertIn(os.path.basename(b.path), f.read())
+                self.assertEqual(b.throttled(), 0)
+                path = b.path
+                p.kill()
+                p.wait()
+            self.assertFalse(os.path.exists(path))
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
     def test_client_shares(self):
         """The connections and requests split over the client processes
         add up, and differ by at most one."""

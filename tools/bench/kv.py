@@ -58,6 +58,7 @@ DEPTHS = [1, 16]
 TESTS = ["set", "get"]
 CONNS = 50
 CLIENTS = ["redis-benchmark", "kv-load"]
+BUDGET_PERIOD_US = 10000
 
 
 def parser():
@@ -89,6 +90,11 @@ def parser():
     p.add_argument("--client", choices=CLIENTS, default="redis-benchmark",
                    help="load client (default redis-benchmark; kv-load is "
                         "build/bin/kv-load, lighter per request)")
+    p.add_argument("--cpu-budget", type=float, metavar="F",
+                   help="give every server the same CPU budget: at most F CPUs "
+                        "(e.g. 0.5) by a cgroup CPU quota over %d ms periods, so "
+                        "that the server, not the client, is the limit" % (
+                            BUDGET_PERIOD_US // 1000))
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p
 
@@ -137,8 +143,9 @@ def loadavg():
 class Server:
     """One server under test in its namespace, pinned to `cpu`."""
 
-    def __init__(self, stack, hosts, bin_dir, cpu):
+    def __init__(self, stack, hosts, bin_dir, cpu, budget=None):
         self.stack = stack
+        self.budget = budget
         self.hosts = hosts
         e = hosts.env
         if stack == "redis":
@@ -160,6 +167,9 @@ class Server:
         self.p = subprocess.Popen(hosts.in_ns("t", argv),
                                   stdout=subprocess.PIPE if "--json" in argv
                                   else subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if budget:
+            # ip netns exec and taskset exec in place: the pid is the server's.
+            budget.add(self.p.pid)
         end = time.time() + 20
         while time.time() < end:
             if self.p.poll() is not None:
@@ -174,6 +184,9 @@ class Server:
 
     def cpu(self):
         return proc_cpu(self.p.pid)
+
+    def throttled(self):
+        return self.budget.throttled() if self.budget else 0
 
     def stop(self):
         if self.p.poll() is None:
@@ -254,10 +267,10 @@ def bench_once(server, test, depth, n, client_cpus, nclients, client="redis-benc
     """One run of nclients client processes at once, each with its share of
     the connections and requests: (requests/s summed over the slowest
     process's time, server CPU-seconds, the clients' CPU-seconds, wall
-    seconds)."""
+    seconds, periods in which the server's CPU budget ran out)."""
     e = server.hosts.env
     procs = []
-    c0, k0, t0 = server.cpu(), children_cpu(), time.time()
+    c0, k0, t0, th0 = server.cpu(), children_cpu(), time.time(), server.throttled()
     for i, (conns, reqs) in enumerate(zip(shares(CONNS, nclients), shares(n, nclients))):
         argv = client_argv(client, bin_dir, client_cpus[i % len(client_cpus)], e["IP_T"],
                            conns, depth, reqs, test)
@@ -275,6 +288,7 @@ def bench_once(server, test, depth, n, client_cpus, nclients, client="redis-benc
                 p.kill()
                 p.wait()
     cpu, client_s, wall = server.cpu() - c0, children_cpu() - k0, time.time() - t0
+    throttled = server.throttled() - th0
     slowest = 0.0
     for reqs, rc, out, err in outs:
         if rc != 0:
@@ -283,13 +297,13 @@ def bench_once(server, test, depth, n, client_cpus, nclients, client="redis-benc
         if not rps:
             raise RuntimeError("%s printed no %s figure: %r" % (client, test, out[-200:]))
         slowest = max(slowest, reqs / rps)
-    return n / slowest, cpu, client_s, wall
+    return n / slowest, cpu, client_s, wall, throttled
 
 
 def run_round(a, stack, hosts, pts):
     """One round of a stack: start its server, one warm-up and one measured
     run of each of its points, stop it."""
-    server = Server(stack, hosts, a.bin_dir, a.server_cpu)
+    server = Server(stack, hosts, a.bin_dir, a.server_cpu, a.budget)
     try:
         for depth in DEPTHS:
             for test in TESTS:
@@ -301,11 +315,12 @@ def run_round(a, stack, hosts, pts):
                     bench_once(server, test, depth, max(n // 5, 1000), a.client_cpus,
                                a.clients_n, a.client, a.bin_dir)
                     load = loadavg()
-                    rps, cpu, client, wall = bench_once(server, test, depth, n,
+                    rps, cpu, client, wall, throttled = bench_once(server, test, depth, n,
                                                         a.client_cpus, a.clients_n,
                                                         a.client, a.bin_dir)
                     pt["runs"].append({"rps": rps, "server_cpu_s": cpu, "client_cpu_s": client,
-                                       "wall_s": wall, "loadavg": load})
+                                       "wall_s": wall, "loadavg": load,
+                                       "throttled_periods": throttled})
                     note(a, "%-16s -P %-2d %s: %.0f requests/s, server CPU %.2f s, client "
                          "CPUs %.0f%% busy (load %.1f)" % (
                              stack, depth, test.upper(), rps, cpu,
@@ -320,8 +335,9 @@ def run_round(a, stack, hosts, pts):
             a.waits.setdefault(stack, []).append(server.report)
 
 
-def summarize(pt):
-    """Medians of a point's runs."""
+def summarize(pt, budget_us=0):
+    """Medians of a point's runs (budget_us: the quota period of a
+    --cpu-budget run, else 0)."""
     if pt["status"] != "ok" or not pt["runs"]:
         return
     n = pt["requests"]
@@ -334,6 +350,12 @@ def summarize(pt):
     # How busy the client kept its CPU (1.0: the client was the limit).
     pt["client_cpu_share"] = statistics.median(r["client_cpu_s"] / r["wall_s"]
                                                for r in pt["runs"] if r["wall_s"] > 0)
+    if budget_us:
+        # The share of the run's quota periods in which the budget ran out
+        # (near 1: the budget, not the client, was the limit).
+        pt["throttled_share"] = statistics.median(
+            min(1.0, r.get("throttled_periods", 0) * budget_us / 1e6 / r["wall_s"])
+            for r in pt["runs"] if r["wall_s"] > 0)
 
 
 def ratio(points, stack, peer, depth, test, key="rps"):
@@ -355,11 +377,20 @@ def markdown(doc):
            "stack in turn, a warm-up and one run). Load average at start %s, at end %s. "
            "Commit %s." % (
                c.get("client", "redis-benchmark"), CONNS, c.get("clients", 1), c["server_cpu"], c["client_cpu"], c["repeat"],
-               c["loadavg_start"], c["loadavg_end"], doc["git"]), "",
+               c["loadavg_start"], c["loadavg_end"], doc["git"])]
+    budget = c.get("cpu_budget")
+    if budget:
+        out[-1] += (" Every server's CPU budget: %g CPU (a cgroup CPU quota over %d ms "
+                    "periods; the kernel work its own system calls do is charged to it); "
+                    "'budget spent' is the share of the periods in which the server "
+                    "used up its quota." % (budget, BUDGET_PERIOD_US // 1000))
+    out += ["",
            "| stack | depth | test | requests/s | requests per server CPU-second "
            "| server CPU us per request | vs redis | client CPU busy | load at start "
            "| client CPU us per request |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if budget else "")]
+    if budget:
+        out[-2] += " budget spent |"
     for p in pts:
         if p["status"] != "ok":
             out.append("| %s | %d | %s | failed: %s | | |" % (p["stack"], p["depth"],
@@ -375,6 +406,9 @@ def markdown(doc):
             "%.1f" % p["loadavg"][0] if p.get("loadavg") else "-",
             "%.2f" % p["client_cpu_us_per_request"] if p.get("client_cpu_us_per_request")
             else "-"))
+        if budget:
+            out[-1] += " %s |" % ("%.0f%%" % (100 * p["throttled_share"])
+                                  if p.get("throttled_share") is not None else "-")
     lines = [waits_line(s, r) for s, r in doc.get("waits", {}).items()]
     if any(lines):
         out += ["", "How tern-kv's loop waited (its report, per round: the four points "
@@ -409,9 +443,12 @@ def plot(doc, png):
     axes[0].legend(fontsize=8)
     c = doc.get("conditions", {})
     fig.suptitle("%s -c %d (%s processes on CPU(s) %s) over veth; server on "
-                 "CPU %s; load average %s" % (c.get("client", "redis-benchmark"), CONNS, c.get("clients", 1), c.get("client_cpu"),
-                                              c.get("server_cpu"),
-                                              c.get("loadavg_start", ["?"])[0]))
+                 "CPU %s%s; load average %s" % (
+                     c.get("client", "redis-benchmark"), CONNS, c.get("clients", 1),
+                     c.get("client_cpu"), c.get("server_cpu"),
+                     ", CPU budget %g CPU (cgroup quota)" % c["cpu_budget"]
+                     if c.get("cpu_budget") else "",
+                     c.get("loadavg_start", ["?"])[0]))
     fig.tight_layout()
     fig.savefig(png, dpi=100)
 
@@ -448,7 +485,9 @@ def main(argv):
            "--requests >= 1000, --repeat 1..50" if a.requests_n < 1000
            or not 1 <= a.repeat_n <= 50 else
            "--client-cpus takes a list like 0,2-3" if not a.client_cpus else
-           "--clients 1..%d" % CONNS if not 1 <= a.clients_n <= CONNS else None)
+           "--clients 1..%d" % CONNS if not 1 <= a.clients_n <= CONNS else
+           "--cpu-budget takes CPUs above 0.1, e.g. 0.5" if a.cpu_budget is not None
+           and not 0.1 <= a.cpu_budget <= len(cpus) else None)
     if why:
         p.print_usage(sys.stderr)
         sys.stderr.write("tern bench kv: error: %s\n" % why)
@@ -481,6 +520,7 @@ def main(argv):
                           "client_cpu": ",".join(map(str, a.client_cpus)),
                           "clients": a.clients_n, "cpus_online": online,
                           "repeat": a.repeat_n, "conns": CONNS, "value_bytes": 3,
+                          "cpu_budget": a.cpu_budget,
                           "loadavg_start": loadavg()},
            "points": [], "outputs": {}}
     # Rounds: every stack once per round, so that each stack's runs are
@@ -495,7 +535,12 @@ def main(argv):
                                    "runs": [], "status": "ok"}
     hosts = {}
     a.waits = {}
+    a.budget = None
     try:
+        if a.cpu_budget:
+            from bench.cpu_budget import CpuBudget
+            a.budget = CpuBudget("tern-bench-kv-%d" % os.getpid(), a.cpu_budget,
+                                 BUDGET_PERIOD_US).__enter__()
         for st in stacks:
             kind = "kern" if st in ("kern", "redis") else "tern"
             if kind not in hosts:
@@ -513,11 +558,16 @@ def main(argv):
                         if s2 == st:
                             pt.update(status="failed", reason=str(e))
                     note(a, "%s FAILED: %s" % (st, e))
+    except OSError as e:
+        sys.stderr.write("tern bench kv: --cpu-budget: %s\n" % e)
+        return 1
     finally:
         for h in hosts.values():
             h.down()
+        if a.budget:
+            a.budget.__exit__(None, None, None)
     for pt in pts.values():
-        summarize(pt)
+        summarize(pt, BUDGET_PERIOD_US if a.cpu_budget else 0)
     doc["points"] = list(pts.values())
     doc["waits"] = a.waits
     doc["conditions"]["loadavg_end"] = loadavg()
