@@ -19,11 +19,12 @@
 
 #include "harness.h"
 #include "pattern.h"
+#include "xfer.h"
 
-typedef struct xfer {
-    pair *p;
-    tern_conn *cli, *srv;
-    uint64_t total, sent, rcvd, good;
+/* A pattern stream (xfer.h) that this test's sender queues in pool
+ * buffers with their sums. */
+typedef struct sum_xfer {
+    xfer x;                      /* first: the callbacks' user */
     uint32_t chunk;              /* payload per app buffer */
     bool copy_too;               /* every third piece a small copied send */
     bool wrong_sum;              /* hand over sum + 1 */
@@ -31,13 +32,13 @@ typedef struct xfer {
     unsigned batch;              /* > 0: tern_tcp_send_bufs, this many */
     bool no_sums;                /* batch without sums (the stack sums) */
     unsigned pieces;
-    bool closed[2];
-} xfer;
+} sum_xfer;
 
 /* One app buffer of n pattern bytes at the stream offset; false when the
  * stack did not take it. */
-static bool send_piece(tern_stack *st, xfer *x, uint32_t n)
+static bool send_piece(tern_stack *st, sum_xfer *s, uint32_t n)
 {
+    xfer *x = &s->x;
     tern_buf *b = tern_buf_alloc(st);
     if (!b)
         return false;
@@ -46,7 +47,7 @@ static bool send_piece(tern_stack *st, xfer *x, uint32_t n)
         fail_msg("pool buffer smaller than %u bytes", n);
     }
     uint32_t sum = pattern_fill_sum(b->data, x->sent, n);
-    if (x->wrong_sum)
+    if (s->wrong_sum)
         sum = sum % 0xffff + 1;      /* a different value modulo 0xffff */
     b->len = n;
     if (tern_tcp_send_buf_sum(st, x->cli, b, sum) != 0) {
@@ -59,8 +60,9 @@ static bool send_piece(tern_stack *st, xfer *x, uint32_t n)
 
 /* A few bytes copied by the stack (it may coalesce them into our last,
  * still unsent buffer, adding to the sum we gave). */
-static bool send_copy(tern_stack *st, xfer *x, uint32_t n)
+static bool send_copy(tern_stack *st, sum_xfer *s, uint32_t n)
 {
+    xfer *x = &s->x;
     uint8_t tmp[16];
     pattern_fill(tmp, x->sent, n);
     long r = tern_tcp_send(st, x->cli, tmp, n);
@@ -70,15 +72,16 @@ static bool send_copy(tern_stack *st, xfer *x, uint32_t n)
     return true;
 }
 
-/* Up to x->batch whole chunks allocated, filled and queued with one call
+/* Up to s->batch whole chunks allocated, filled and queued with one call
  * each; false when the stack took none (or not all). */
-static bool send_batch(tern_stack *st, xfer *x)
+static bool send_batch(tern_stack *st, sum_xfer *s)
 {
+    xfer *x = &s->x;
     tern_buf *bufs[64];
     uint32_t sums[64];
-    uint64_t left = (x->total - x->sent) / x->chunk;
-    size_t fit = tern_tcp_send_space(st, x->cli) / x->chunk;
-    unsigned want = x->batch;
+    uint64_t left = (x->total - x->sent) / s->chunk;
+    size_t fit = tern_tcp_send_space(st, x->cli) / s->chunk;
+    unsigned want = s->batch;
     if (fit < want)
         want = (unsigned)fit;
     if (left < want)
@@ -87,97 +90,39 @@ static bool send_batch(tern_stack *st, xfer *x)
     if (!got)
         return false;
     for (unsigned i = 0; i < got; i++) {
-        sums[i] = pattern_fill_sum(bufs[i]->data, x->sent + (uint64_t)i * x->chunk,
-                                   x->chunk);
-        bufs[i]->len = x->chunk;
+        sums[i] = pattern_fill_sum(bufs[i]->data, x->sent + (uint64_t)i * s->chunk,
+                                   s->chunk);
+        bufs[i]->len = s->chunk;
     }
-    long r = tern_tcp_send_bufs(st, x->cli, bufs, x->no_sums ? NULL : sums, got);
+    long r = tern_tcp_send_bufs(st, x->cli, bufs, s->no_sums ? NULL : sums, got);
     assert_int_equal(r, got);       /* it all fit: the space was asked */
-    x->sent += (uint64_t)got * x->chunk;
-    x->pieces += got;
+    x->sent += (uint64_t)got * s->chunk;
+    s->pieces += got;
     return true;
 }
 
+/* xfer.h's send hook. */
 static void pump(tern_stack *st, xfer *x)
 {
-    if (x->by_hand)
+    sum_xfer *s = (sum_xfer *)x;
+    if (s->by_hand)
         return;
-    while (x->batch && x->cli && x->total - x->sent >= x->chunk)
-        if (!send_batch(st, x))
+    while (s->batch && x->cli && x->total - x->sent >= s->chunk)
+        if (!send_batch(st, s))
             return;
     while (x->cli && x->sent < x->total) {
         uint64_t left = x->total - x->sent;
-        bool copy = x->copy_too && x->pieces % 3 == 2;
-        uint32_t n = copy ? 7 : x->chunk;
+        bool copy = s->copy_too && s->pieces % 3 == 2;
+        uint32_t n = copy ? 7 : s->chunk;
         if (n > left)
             n = (uint32_t)left;
         if (tern_tcp_send_space(st, x->cli) < n)
             break;
-        if (!(copy ? send_copy(st, x, n) : send_piece(st, x, n)))
+        if (!(copy ? send_copy(st, s, n) : send_piece(st, s, n)))
             break;
-        x->pieces++;
-    }
-    if (x->cli && x->sent == x->total)
-        tern_tcp_shutdown(st, x->cli);
-}
-
-static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
-{
-    (void)lu;
-    xfer *x = tern_get_user(st);
-    x->srv = c;
-    return x;
-}
-static void on_connected(tern_stack *st, tern_conn *c, void *u)
-{
-    xfer *x = u;
-    x->cli = c;
-    pump(st, x);
-}
-static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
-{
-    (void)c; (void)n;
-    pump(st, u);
-}
-static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
-                      const uint8_t *d, size_t len)
-{
-    (void)st; (void)c; (void)b;
-    xfer *x = u;
-    if (x->good == x->rcvd)
-        x->good += pattern_check(d, x->rcvd, len);
-    x->rcvd += len;
-    return len;
-}
-static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
-{
-    (void)u;
-    tern_tcp_close(st, c);
-}
-static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
-{
-    (void)st; (void)reason;
-    xfer *x = u;
-    if (c == x->cli) {
-        x->closed[0] = true;
-        x->cli = NULL;
-    } else {
-        x->closed[1] = true;
-        x->srv = NULL;
+        s->pieces++;
     }
 }
-
-static const tern_callbacks CB = {
-    .accepted = on_accepted, .connected = on_connected, .recv = on_recv,
-    .acked = on_acked, .peer_closed = on_peer_closed, .closed = on_closed,
-};
-
-static bool both_closed(void *arg)
-{
-    xfer *x = arg;
-    return x->closed[0] && x->closed[1];
-}
-
 
 static void tw(tern_config *c, int end)
 {
@@ -185,29 +130,31 @@ static void tw(tern_config *c, int end)
     c->time_wait_ms = 100;
 }
 
-/* Connect end 0 to end 1 with x as both ends' user. */
-static pair *open_pair(xfer *x)
+/* Connect end 0 to end 1 with s as both ends' user: the receiver checks
+ * the pattern; unless by hand, the sender closes at the end and each end
+ * on the other's FIN. */
+static pair *open_pair(sum_xfer *s)
 {
-    pair *p = pair_new(NULL, 7, tw, &CB, x, x);
-    x->p = p;
-    assert_int_equal(tern_tcp_listen(p->st[1], 5001, x), 0);
-    int err;
-    assert_non_null(tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, x, &err));
-    tern_flush(p->st[0]);
+    s->x.send = pump;
+    s->x.pattern = true;
+    s->x.close_at_end = !s->by_hand;
+    pair *p = pair_new(NULL, 7, tw, &XFER_CB, &s->x, &s->x);
+    assert_true(xfer_start(p, &s->x));
     return p;
 }
 
-/* The stream x describes, end to end: every byte once, in order, no
+/* The stream s describes, end to end: every byte once, in order, no
  * checksum drop, no retransmission. */
-static void run_xfer(xfer *x)
+static void run_xfer(sum_xfer *s)
 {
-    pair *p = open_pair(x);
-    assert_true(pair_run(p, both_closed, x, p->now + 600 * TERN_NS_PER_SEC));
+    xfer *x = &s->x;
+    pair *p = open_pair(s);
+    assert_true(pair_run(p, xfer_closed, x, p->now + 600 * TERN_NS_PER_SEC));
     const tern_counters *c0 = tern_get_counters(p->st[0]);
     const tern_counters *c1 = tern_get_counters(p->st[1]);
     assert_int_equal(x->rcvd, x->total);
     assert_int_equal(x->good, x->total);
-    assert_true(x->pieces > 10);
+    assert_true(s->pieces > 10);
     assert_int_equal(c1->tcp_drop_csum, 0);
     assert_int_equal(c0->tcp_drop_csum, 0);
     assert_int_equal(c1->ip_drop_csum, 0);
@@ -217,25 +164,25 @@ static void run_xfer(xfer *x)
 
 static void run_clean(uint32_t chunk, bool copy_too, uint64_t total)
 {
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.total = total;
-    x.chunk = chunk;
-    x.copy_too = copy_too;
-    run_xfer(&x);
+    sum_xfer sx;
+    memset(&sx, 0, sizeof sx);
+    sx.x.total = total;
+    sx.chunk = chunk;
+    sx.copy_too = copy_too;
+    run_xfer(&sx);
 }
 
 static void run_batched(uint32_t chunk, unsigned batch, bool no_sums,
                         uint64_t total)
 {
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.total = total;
-    x.chunk = chunk;
-    x.batch = batch;
-    x.no_sums = no_sums;
-    run_xfer(&x);
-    assert_true(x.pieces >= total / chunk);
+    sum_xfer sx;
+    memset(&sx, 0, sizeof sx);
+    sx.x.total = total;
+    sx.chunk = chunk;
+    sx.batch = batch;
+    sx.no_sums = no_sums;
+    run_xfer(&sx);
+    assert_true(sx.pieces >= total / chunk);
 }
 
 static void mss_buffers(void **s) { (void)s; run_clean(1448, false, 4u << 20); }
@@ -250,12 +197,6 @@ static void over_mss(void **s) { (void)s; run_clean(1800, false, 1u << 20); }
 static bool cli_connected(void *arg)
 {
     return ((xfer *)arg)->cli != NULL;
-}
-
-static bool all_received(void *arg)
-{
-    xfer *x = arg;
-    return x->rcvd >= x->total;
 }
 
 /* n pool buffers of len pattern bytes from stream offset off, and their
@@ -276,56 +217,56 @@ static void fill_bufs(tern_stack *st, tern_buf **b, uint32_t *sums, unsigned n,
 static void batched_edges(void **s)
 {
     (void)s;
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.by_hand = true;
-    pair *p = open_pair(&x);
+    sum_xfer sx;
+    memset(&sx, 0, sizeof sx);
+    sx.by_hand = true;
+    pair *p = open_pair(&sx);
     tern_stack *st = p->st[0];
-    assert_true(pair_run(p, cli_connected, &x, p->now + 10 * TERN_NS_PER_SEC));
+    assert_true(pair_run(p, cli_connected, &sx.x, p->now + 10 * TERN_NS_PER_SEC));
     tern_buf *b[64];
     uint32_t sums[64];
     assert_int_equal(tern_buf_alloc_n(st, b, 0), 0);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 0), -TERN_EINVAL);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, NULL, sums, 3), -TERN_EINVAL);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b, sums, 0), -TERN_EINVAL);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, NULL, sums, 3), -TERN_EINVAL);
     assert_int_equal(tern_tcp_send_bufs(st, NULL, b, sums, 3), -TERN_ENOTCONN);
     /* the third of four is empty: two go, the caller keeps the others */
     fill_bufs(st, b, sums, 4, 0, 1000);
     b[2]->len = 0;
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 4), 2);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b + 2, sums + 2, 2), -TERN_EINVAL);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b, sums, 4), 2);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b + 2, sums + 2, 2), -TERN_EINVAL);
     tern_buf_release(st, b[2]);
     tern_buf_release(st, b[3]);
     /* fill the send space but for 1000 bytes, then a batch of three */
-    size_t space = tern_tcp_send_space(st, x.cli);
+    size_t space = tern_tcp_send_space(st, sx.x.cli);
     uint64_t off = 2000;
     while (space > 1000 + 1448) {
         fill_bufs(st, b, sums, 1, off, 1448);
-        assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 1), 1);
+        assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b, sums, 1), 1);
         off += 1448;
         space -= 1448;
     }
     uint32_t last = (uint32_t)space - 1000;         /* 1..1448 */
     fill_bufs(st, b, sums, 1, off, last);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 1), 1);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b, sums, 1), 1);
     off += last;
-    assert_int_equal(tern_tcp_send_space(st, x.cli), 1000);
+    assert_int_equal(tern_tcp_send_space(st, sx.x.cli), 1000);
     fill_bufs(st, b, sums, 3, off, 600);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 3), 1);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b + 1, sums + 1, 2), -TERN_EAGAIN);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b, sums, 3), 1);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b + 1, sums + 1, 2), -TERN_EAGAIN);
     tern_buf_release(st, b[1]);
     tern_buf_release(st, b[2]);
     /* what was queued arrives whole and in order */
     uint64_t queued = off + 600;
-    x.total = queued;
-    assert_true(pair_run(p, all_received, &x, p->now + 10 * TERN_NS_PER_SEC));
-    assert_int_equal(x.rcvd, queued);
-    assert_int_equal(x.good, queued);
+    sx.x.total = queued;
+    assert_true(pair_run(p, xfer_delivered, &sx.x, p->now + 10 * TERN_NS_PER_SEC));
+    assert_int_equal(sx.x.rcvd, queued);
+    assert_int_equal(sx.x.good, queued);
     /* after shutdown nothing more */
-    assert_int_equal(tern_tcp_shutdown(st, x.cli), 0);
+    assert_int_equal(tern_tcp_shutdown(st, sx.x.cli), 0);
     fill_bufs(st, b, sums, 1, queued, 100);
-    assert_int_equal(tern_tcp_send_bufs(st, x.cli, b, sums, 1), -TERN_ENOTCONN);
+    assert_int_equal(tern_tcp_send_bufs(st, sx.x.cli, b, sums, 1), -TERN_ENOTCONN);
     tern_buf_release(st, b[0]);
-    tern_tcp_abort(st, x.cli);
+    tern_tcp_abort(st, sx.x.cli);
     pair_free(p);
 }
 
@@ -337,28 +278,28 @@ static void batched_edges(void **s)
 static void wrong_sum_dropped(void **s)
 {
     (void)s;
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.by_hand = true;
-    pair *p = open_pair(&x);
-    assert_true(pair_run(p, cli_connected, &x, p->now + 10 * TERN_NS_PER_SEC));
+    sum_xfer sx;
+    memset(&sx, 0, sizeof sx);
+    sx.by_hand = true;
+    pair *p = open_pair(&sx);
+    assert_true(pair_run(p, cli_connected, &sx.x, p->now + 10 * TERN_NS_PER_SEC));
     tern_buf *b = tern_buf_alloc(p->st[0]);
     assert_non_null(b);
     uint32_t sum = pattern_fill_sum(b->data, 0, 1448);
     b->len = 1448;
-    assert_int_equal(tern_tcp_send_buf_sum(p->st[0], x.cli, b,
+    assert_int_equal(tern_tcp_send_buf_sum(p->st[0], sx.x.cli, b,
                                            sum % 0xffff + 1),
                      -TERN_EINVAL);
-    assert_int_equal(tern_tcp_send_buf_sum(p->st[0], x.cli, b, sum), 0);
+    assert_int_equal(tern_tcp_send_buf_sum(p->st[0], sx.x.cli, b, sum), 0);
     /* a batch stops at its wrong sum: the first goes, the rest stay ours */
     tern_buf *bs[3];
     uint32_t sums[3];
     fill_bufs(p->st[0], bs, sums, 3, 1448, 1448);
     sums[1] = sums[1] % 0xffff + 1;
-    assert_int_equal(tern_tcp_send_bufs(p->st[0], x.cli, bs, sums, 3), 1);
+    assert_int_equal(tern_tcp_send_bufs(p->st[0], sx.x.cli, bs, sums, 3), 1);
     tern_buf_release(p->st[0], bs[1]);
     tern_buf_release(p->st[0], bs[2]);
-    tern_tcp_abort(p->st[0], x.cli);
+    tern_tcp_abort(p->st[0], sx.x.cli);
     pair_free(p);
 }
 #else
@@ -371,19 +312,19 @@ static bool two_csum_drops(void *arg)
 static void wrong_sum_dropped(void **s)
 {
     (void)s;
-    xfer x;
-    memset(&x, 0, sizeof x);
-    x.total = 1448;
-    x.chunk = 1448;
-    x.wrong_sum = true;
-    pair *p = open_pair(&x);
-    assert_true(pair_run(p, two_csum_drops, &x,
+    sum_xfer sx;
+    memset(&sx, 0, sizeof sx);
+    sx.x.total = 1448;
+    sx.chunk = 1448;
+    sx.wrong_sum = true;
+    pair *p = open_pair(&sx);
+    assert_true(pair_run(p, two_csum_drops, &sx.x,
                          p->now + 60 * TERN_NS_PER_SEC));
-    assert_int_equal(x.sent, 1448);
-    assert_int_equal(x.rcvd, 0);
+    assert_int_equal(sx.x.sent, 1448);
+    assert_int_equal(sx.x.rcvd, 0);
     assert_int_equal(tern_get_counters(p->st[0])->tcp_drop_csum, 0);
     assert_true(tern_get_counters(p->st[0])->tcp_retransmits >= 1);
-    tern_tcp_abort(p->st[0], x.cli);
+    tern_tcp_abort(p->st[0], sx.x.cli);
     pair_free(p);
 }
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "xfer.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1
@@ -33,118 +34,6 @@ static uint64_t total_bytes(void)
     return mb << 20;
 }
 
-static inline uint8_t pat(uint64_t i)
-{
-    return (uint8_t)((i * 2654435761u) >> 11 ^ (i >> 8));
-}
-
-typedef struct xfer {
-    pair *p;
-    tern_conn *cli, *srv;
-    uint64_t total, sent, rcvd;
-    uint64_t bad;                /* bytes that were not what was expected */
-    bool slow;                   /* the reader keeps everything until polled */
-    uint64_t unconsumed;
-    int cli_closed, srv_closed, cli_reason, srv_reason;
-    bool connected;
-} xfer;
-
-static void pump(tern_stack *st, xfer *x)
-{
-    uint8_t chunk[16384];
-    while (x->cli && x->sent < x->total) {
-        size_t space = tern_tcp_send_space(st, x->cli);
-        if (!space)
-            break;
-        size_t n = x->total - x->sent;
-        if (n > sizeof chunk)
-            n = sizeof chunk;
-        if (n > space)
-            n = space;
-        for (size_t i = 0; i < n; i++)
-            chunk[i] = pat(x->sent + i);
-        long r = tern_tcp_send(st, x->cli, chunk, n);
-        if (r <= 0)
-            break;
-        x->sent += (uint64_t)r;
-    }
-    if (x->cli && x->sent == x->total && x->total) {
-        tern_tcp_shutdown(st, x->cli);
-    }
-}
-
-static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
-{
-    (void)lu;
-    xfer *x = tern_get_user(st);
-    x->srv = c;
-    return x;
-}
-static void on_connected(tern_stack *st, tern_conn *c, void *u)
-{
-    xfer *x = u;
-    x->connected = true;
-    x->cli = c;
-    pump(st, x);
-}
-static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
-{
-    (void)c; (void)n;
-    pump(st, u);
-}
-static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
-                      const uint8_t *d, size_t len)
-{
-    (void)st; (void)c; (void)b;
-    xfer *x = u;
-    for (size_t i = 0; i < len; i++)
-        if (d[i] != pat(x->rcvd + i))
-            x->bad++;
-    x->rcvd += len;
-    if (x->slow) {
-        x->unconsumed += len;
-        return 0;
-    }
-    return len;
-}
-static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
-{
-    (void)u;
-    tern_tcp_close(st, c);
-}
-static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
-{
-    (void)st;
-    xfer *x = u;
-    if (c == x->cli) {
-        x->cli_closed++;
-        x->cli_reason = reason;
-        x->cli = NULL;
-    } else {
-        x->srv_closed++;
-        x->srv_reason = reason;
-        x->srv = NULL;
-    }
-}
-
-static const tern_callbacks CB = {
-    .accepted = on_accepted, .connected = on_connected, .recv = on_recv,
-    .acked = on_acked, .peer_closed = on_peer_closed, .closed = on_closed,
-};
-
-static bool done_all(void *arg)
-{
-    xfer *x = arg;
-    if (x->slow && x->srv && x->unconsumed) {
-        /* a slow reader: frees 64 KiB per wake-up */
-        uint64_t n = x->unconsumed < 65536 ? x->unconsumed : 65536;
-        x->unconsumed -= n;
-        tern_tcp_consumed(x->p->st[1], x->srv, n);
-        tern_flush(x->p->st[1]);
-    }
-    return x->cli_closed && x->srv_closed;
-}
-
 static int cc_choice;
 static uint32_t xfer_caps[2];       /* NIC caps of both ends (0: none) */
 static void tw(tern_config *c, int end)
@@ -157,27 +46,27 @@ static void tw(tern_config *c, int end)
     c->cc = (uint8_t)cc_choice;
 }
 
+/* The stream in 16 KiB sends, every byte checked against the pattern at
+ * its offset; each end closes on the other's FIN. */
 static void run_xfer(const tern_memlink_faults *f, uint64_t seed, bool slow,
                      uint64_t total)
 {
     xfer x;
     memset(&x, 0, sizeof x);
     x.total = total;
+    x.chunk = 16384;
+    x.close_at_end = true;
+    x.pattern = true;
     x.slow = slow;
-    pair *p = pair_new_caps(f, seed, xfer_caps, false, tw, &CB, &x, &x);
-    x.p = p;
-    assert_int_equal(tern_tcp_listen(p->st[1], 5001, &x), 0);
-    int err;
-    tern_conn *c = tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, &err);
-    assert_non_null(c);
-    tern_flush(p->st[0]);
-    bool ok = pair_run(p, done_all, &x, p->now + 100000 * TERN_NS_PER_SEC);
+    pair *p = pair_new_caps(f, seed, xfer_caps, false, tw, &XFER_CB, &x, &x);
+    assert_true(xfer_start(p, &x));
+    bool ok = pair_run(p, xfer_closed, &x, p->now + 100000 * TERN_NS_PER_SEC);
     const tern_counters *c0 = tern_get_counters(p->st[0]);
     const tern_counters *c1 = tern_get_counters(p->st[1]);
-    if (!ok || x.rcvd != total || x.bad) {
-        fprintf(stderr, "sent %llu rcvd %llu bad %llu closed %d/%d t=%llu s\n",
+    if (!ok || x.rcvd != total || x.good != total) {
+        fprintf(stderr, "sent %llu rcvd %llu good %llu closed %d/%d t=%llu s\n",
                 (unsigned long long)x.sent, (unsigned long long)x.rcvd,
-                (unsigned long long)x.bad, x.cli_closed, x.srv_closed,
+                (unsigned long long)x.good, x.closes[0], x.closes[1],
                 (unsigned long long)(p->now / TERN_NS_PER_SEC));
         for (int e = 0; e < 2; e++) {
             tern_conn *k = e ? x.srv : x.cli;
@@ -192,10 +81,10 @@ static void run_xfer(const tern_memlink_faults *f, uint64_t seed, bool slow,
         }
     }
     assert_true(ok);
-    assert_int_equal(x.bad, 0);
+    assert_int_equal(x.good, total);
     assert_int_equal(x.rcvd, total);
-    assert_int_equal(x.cli_reason, TERN_CLOSE_NORMAL);
-    assert_int_equal(x.srv_reason, TERN_CLOSE_NORMAL);
+    assert_int_equal(x.reason[0], TERN_CLOSE_NORMAL);
+    assert_int_equal(x.reason[1], TERN_CLOSE_NORMAL);
     if (f && f->loss > 0)
         assert_true(c0->tcp_retransmits > 0);
     if (f && (f->reorder > 0 || f->loss > 0))
@@ -328,11 +217,11 @@ static void dead_peer(void **s)
     xfer x;
     memset(&x, 0, sizeof x);
     x.total = 1u << 30;
-    pair *p = pair_new(NULL, 10, tw, &CB, &x, &x);
-    x.p = p;
-    tern_tcp_listen(p->st[1], 5001, &x);
-    tern_tcp_connect(p->st[0], A4(PAIR_IP1), 5001, 0, &x, NULL);
-    tern_flush(p->st[0]);
+    x.chunk = 16384;
+    x.close_at_end = true;
+    x.pattern = true;
+    pair *p = pair_new(NULL, 10, tw, &XFER_CB, &x, &x);
+    assert_true(xfer_start(p, &x));
     for (int i = 0; i < 200; i++)
         pair_step(p);
     assert_true(x.rcvd > 0);
@@ -341,10 +230,10 @@ static void dead_peer(void **s)
     tern_memlink_set_faults(p->link, 0, &f);
     tern_memlink_set_faults(p->link, 1, &f);
     uint64_t limit = p->now + 7200 * TERN_NS_PER_SEC;
-    while (!x.cli_closed && p->now < limit)
+    while (!x.closes[0] && p->now < limit)
         pair_step(p);
-    assert_int_equal(x.cli_closed, 1);
-    assert_int_equal(x.cli_reason, TERN_CLOSE_TIMEOUT);
+    assert_int_equal(x.closes[0], 1);
+    assert_int_equal(x.reason[0], TERN_CLOSE_TIMEOUT);
     assert_int_equal(tern_get_counters(p->st[0])->tcp_timeouts, 1);
     pair_free(p);
 }

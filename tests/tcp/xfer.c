@@ -1,9 +1,11 @@
 /* xfer.c - see xfer.h. */
 #include "xfer.h"
 
+#include "pattern.h"
 #include "tcp/tcp.h"
 
-void xfer_pump(tern_stack *st, xfer *x)
+/* Copies of the stream into the send queue, as much as it takes. */
+static void send_copies(tern_stack *st, xfer *x)
 {
     static uint8_t buf[65536];
     size_t chunk = x->chunk && x->chunk < sizeof buf ? x->chunk : sizeof buf;
@@ -18,6 +20,8 @@ void xfer_pump(tern_stack *st, xfer *x)
             n = space;
         if (!n)
             break;
+        if (x->pattern)
+            pattern_fill(buf, x->sent, n);
         long r = tern_tcp_send(st, x->cli, buf, n);
         if (r <= 0)
             break;
@@ -25,6 +29,14 @@ void xfer_pump(tern_stack *st, xfer *x)
         if (x->one_at_a_time)
             break;
     }
+}
+
+void xfer_pump(tern_stack *st, xfer *x)
+{
+    if (x->send)
+        x->send(st, x);
+    else
+        send_copies(st, x);
     if (x->close_at_end && x->cli && x->sent == x->total)
         tern_tcp_shutdown(st, x->cli);
 }
@@ -53,8 +65,15 @@ static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
 static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
                       const uint8_t *d, size_t len)
 {
-    (void)st; (void)c; (void)b; (void)d;
-    ((xfer *)u)->rcvd += len;
+    (void)st; (void)c; (void)b;
+    xfer *x = u;
+    if (x->pattern && x->good == x->rcvd)
+        x->good += pattern_check(d, x->rcvd, len);
+    x->rcvd += len;
+    if (x->slow) {
+        x->unconsumed += len;
+        return 0;
+    }
     return len;
 }
 
@@ -66,12 +85,15 @@ static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
 
 static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
 {
-    (void)st; (void)reason;
+    (void)st;
     xfer *x = u;
-    if (c == x->cli)
+    int end = c == x->cli ? 0 : 1;
+    if (end == 0)
         x->cli = NULL;
     else
         x->srv = NULL;
+    x->closes[end]++;
+    x->reason[end] = reason;
     x->closed++;
 }
 
@@ -80,15 +102,29 @@ const tern_callbacks XFER_CB = {
     .acked = on_acked, .peer_closed = on_peer_closed, .closed = on_closed,
 };
 
-void xfer_start(pair *p, xfer *x)
+bool xfer_start(pair *p, xfer *x)
 {
-    tern_tcp_listen(p->st[1], XFER_PORT, x);
-    tern_tcp_connect(p->st[0], A4(PAIR_IP1), XFER_PORT, 0, x, NULL);
+    x->p = p;
+    bool ok = tern_tcp_listen(p->st[1], XFER_PORT, x) == 0;
+    ok = tern_tcp_connect(p->st[0], A4(PAIR_IP1), XFER_PORT, 0, x, NULL) && ok;
     tern_flush(p->st[0]);
+    return ok;
 }
 
 bool xfer_delivered(void *arg)
 {
     xfer *x = arg;
     return x->total && x->rcvd >= x->total;
+}
+
+bool xfer_closed(void *arg)
+{
+    xfer *x = arg;
+    if (x->slow && x->srv && x->unconsumed) {
+        uint64_t n = x->unconsumed < 65536 ? x->unconsumed : 65536;
+        x->unconsumed -= n;
+        tern_tcp_consumed(x->p->st[1], x->srv, n);
+        tern_flush(x->p->st[1]);
+    }
+    return x->closes[0] && x->closes[1];
 }
