@@ -282,6 +282,52 @@ def wait_ping(ns, ip, timeout=15.0, proc=None):
     return False
 
 
+def ping6(ns, ip, count=1):
+    """ping -6 from ns to ip, count echoes 0.2 s apart."""
+    return subprocess.run(["ip", "netns", "exec", ns, "ping", "-6", "-c",
+                           str(count), "-i", "0.2", "-W", "1", "-q", ip],
+                          capture_output=True, text=True)
+
+
+def wait_ping6(ns, ip, proc, timeout=15.0):
+    """Until ip answers ping -6 from ns; False when proc exits first."""
+    end = time.time() + timeout
+    while time.time() < end and proc.p.poll() is None:
+        if ping6(ns, ip).returncode == 0:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def tern_server6(tc, h, argv):
+    """A tern server (argv) on the tern side of hosts h, once it answers
+    ping -6 from the kernel side; fails tc when it does not in 15 s."""
+    p = Proc(h.ns_t, argv)
+    if not wait_ping6(h.ns_k, h.ip6_t, p):
+        p.stop()
+        tc.fail("%s does not answer ping -6 within 15 s:\n%s"
+                % (os.path.basename(argv[0]), p.describe()))
+    return p
+
+
+def httpd_body(size):
+    """What tern-httpd --body-size size serves: a-z over and over, then a
+    newline."""
+    return bytes(ord("a") + i % 26 for i in range(size - 1)) + b"\n"
+
+
+def curl6_wrk_ok(tc, ns, url, size):
+    """curl -6 from ns gets 200 and exactly httpd_body(size) from url, then
+    wrk_ok. Returns wrk's request count."""
+    c = run(ns, ["curl", "-6", "-g", "-sS", "-i", "-m", "10", url],
+            timeout=20, raw=True)
+    tc.assertEqual(c.p.returncode, 0, c.describe())
+    head, _, body = c.out.partition(b"\r\n\r\n")
+    tc.assertEqual(head.split(b"\r\n")[0], b"HTTP/1.1 200 OK")
+    tc.assertEqual(body, httpd_body(size))
+    return wrk_ok(tc, ns, url)
+
+
 def wrk_ok(tc, ns, url):
     """wrk -c16 for 2 s against url from ns: some requests, only 2xx, no
     socket errors. Returns the request count."""

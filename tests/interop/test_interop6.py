@@ -19,11 +19,12 @@ import json
 import os
 import subprocess
 import sys
-import time
 import unittest
 
 import interop as it
-from interop import Proc, log, prog
+from interop import Proc, log, ping6, prog
+# test_tfo.py and steer/test_two_cores.py import wait_ping6 from here
+from interop import wait_ping6  # noqa: F401
 
 DRIVER = "afpacket"
 CPUS = os.cpu_count() or 1
@@ -36,21 +37,6 @@ def tern_args(h, argv):
     return [prog(argv[0])] + list(argv[1:]) + [
         "--driver", DRIVER, "--iface", h.if_t, "--cores", str(TERN_CPU),
         "--ip", h.ip_t + "/24", "--ip6", h.ip6_t + "/64", "--json"]
-
-
-def ping6(ns, ip, count=1):
-    return subprocess.run(["ip", "netns", "exec", ns, "ping", "-6", "-c",
-                           str(count), "-i", "0.2", "-W", "1", "-q", ip],
-                          capture_output=True, text=True)
-
-
-def wait_ping6(ns, ip, proc, timeout=15.0):
-    end = time.time() + timeout
-    while time.time() < end and proc.p.poll() is None:
-        if ping6(ns, ip).returncode == 0:
-            return True
-        time.sleep(0.1)
-    return False
 
 
 class IPv6(unittest.TestCase):
@@ -77,12 +63,8 @@ class IPv6(unittest.TestCase):
 
     def tern_server(self, app, *flags):
         h = self.hosts
-        p = Proc(h.ns_t, tern_args(h, [app, "--server"] + list(flags)))
-        if not wait_ping6(h.ns_k, h.ip6_t, p):
-            p.stop()
-            self.fail("%s does not answer ping -6 within 15 s:\n%s"
-                      % (app, p.describe()))
-        return p
+        return it.tern_server6(self, h,
+                               tern_args(h, [app, "--server"] + list(flags)))
 
     def stop(self, p):
         self.assertIsNotNone(p.stop(timeout=15), p.describe())
@@ -109,15 +91,7 @@ class IPv6(unittest.TestCase):
         h = self.hosts
         size = 3000
         srv = self.tern_server("tern-httpd", "--body-size", str(size))
-        url = "http://[%s]:8080/" % h.ip6_t
-        c = it.run(h.ns_k, ["curl", "-6", "-g", "-sS", "-i", "-m", "10", url],
-                   timeout=20, raw=True)
-        self.assertEqual(c.p.returncode, 0, c.describe())
-        head, _, body = c.out.partition(b"\r\n\r\n")
-        self.assertEqual(head.split(b"\r\n")[0], b"HTTP/1.1 200 OK")
-        want = bytes(ord("a") + i % 26 for i in range(size - 1)) + b"\n"
-        self.assertEqual(body, want)
-        it.wrk_ok(self, h.ns_k, url)
+        it.curl6_wrk_ok(self, h.ns_k, "http://[%s]:8080/" % h.ip6_t, size)
         self.stop(srv)
 
     def test_03_bulk_both_ways(self):

@@ -20,7 +20,6 @@ import unittest
 
 import interop as it
 from interop import Proc, log, prog
-from test_interop6 import wait_ping6
 
 DRIVER = "afpacket"
 CPUS = os.cpu_count() or 1
@@ -69,12 +68,8 @@ class IPv6Only(unittest.TestCase):
 
     def tern_server(self, app, *flags):
         h = self.hosts
-        p = Proc(h.ns_t, tern_args(h, [app, "--server"] + list(flags)))
-        if not wait_ping6(h.ns_k, h.ip6_t, p):
-            p.stop()
-            self.fail("%s does not answer ping -6 within 15 s:\n%s"
-                      % (app, p.describe()))
-        return p
+        return it.tern_server6(self, h,
+                               tern_args(h, [app, "--server"] + list(flags)))
 
     def stop_no_ip4(self, p):
         """Stop a tern server; its report must show no IPv4 or ARP frame
@@ -91,15 +86,8 @@ class IPv6Only(unittest.TestCase):
         h = self.hosts
         size = 3000
         srv = self.tern_server("tern-httpd", "--body-size", str(size))
-        url = "http://[%s]:8080/" % h.ip6_t
-        c = it.run(h.ns_k, ["curl", "-6", "-g", "-sS", "-i", "-m", "10", url],
-                   timeout=20, raw=True)
-        self.assertEqual(c.p.returncode, 0, c.describe())
-        head, _, body = c.out.partition(b"\r\n\r\n")
-        self.assertEqual(head.split(b"\r\n")[0], b"HTTP/1.1 200 OK")
-        want = bytes(ord("a") + i % 26 for i in range(size - 1)) + b"\n"
-        self.assertEqual(body, want)
-        n = it.wrk_ok(self, h.ns_k, url)
+        n = it.curl6_wrk_ok(self, h.ns_k, "http://[%s]:8080/" % h.ip6_t,
+                            size)
         log("wrk over IPv6 only: %d requests" % n)
         self.stop_no_ip4(srv)
 
