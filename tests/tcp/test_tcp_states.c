@@ -9,77 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn_log.h"
 #include "harness.h"
 #include "tcp/tcp.h"
 #include <stdio.h>
 
-/* ---- callback log ---- */
-static struct ev {
-    tern_conn *conn;
-    int accepted, connected, peer_closed, closed, close_reason;
-    size_t acked;
-    uint8_t rx[65536];
-    size_t nrx;
-    size_t consume_limit;     /* recv returns at most this (0 = all) */
-    bool echo;                /* recv sends the data back */
-    bool close_in_recv;
-} E;
-
-static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
-{
-    (void)st; (void)lu;
-    E.accepted++;
-    E.conn = c;
-    return &E;
-}
-static void on_connected(tern_stack *st, tern_conn *c, void *u)
-{
-    (void)st; (void)u;
-    E.connected++;
-    E.conn = c;
-}
-static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
-                      const uint8_t *d, size_t len)
-{
-    (void)u; (void)b;
-    if (E.nrx + len <= sizeof E.rx)
-        memcpy(E.rx + E.nrx, d, len);
-    E.nrx += len;
-    if (E.echo)
-        tern_tcp_send(st, c, d, len);
-    if (E.close_in_recv)
-        tern_tcp_close(st, c);
-    if (E.consume_limit)
-        return len < E.consume_limit ? len : E.consume_limit;
-    return len;
-}
-static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
-{
-    (void)st; (void)c; (void)u;
-    E.acked += n;
-}
-static void on_peer_closed(tern_stack *st, tern_conn *c, void *u)
-{
-    (void)st; (void)c; (void)u;
-    E.peer_closed++;
-}
-static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
-{
-    (void)st; (void)c; (void)u;
-    E.closed++;
-    E.close_reason = reason;
-    E.conn = NULL;
-}
-
 static int cfg_mode;
 static void tweak(tern_config *c)
 {
-    c->cb.accepted = on_accepted;
-    c->cb.connected = on_connected;
-    c->cb.recv = on_recv;
-    c->cb.acked = on_acked;
-    c->cb.peer_closed = on_peer_closed;
-    c->cb.closed = on_closed;
+    conn_log_callbacks(&c->cb);
     c->time_wait_ms = 1000;
     if (cfg_mode == 1)
         c->max_half_open = 1;

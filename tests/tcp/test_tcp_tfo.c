@@ -12,68 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "conn_log.h"
 #include "harness.h"
 #include "tcp/tcp.h"
-
-/* ---- callback log ---- */
-static struct ev {
-    tern_conn *conn;
-    int accepted, connected, closed;
-    int recv_calls;
-    int accepted_before_recv;   /* cb.accepted ran before the first recv */
-    size_t acked;
-    uint8_t rx[4096];
-    size_t nrx;
-    bool echo;
-} E;
-
-static void *on_accepted(tern_stack *st, tern_conn *c, void *lu)
-{
-    (void)st; (void)lu;
-    E.accepted++;
-    E.conn = c;
-    return &E;
-}
-static void on_connected(tern_stack *st, tern_conn *c, void *u)
-{
-    (void)st; (void)u;
-    E.connected++;
-    E.conn = c;
-}
-static size_t on_recv(tern_stack *st, tern_conn *c, void *u, tern_buf *b,
-                      const uint8_t *d, size_t len)
-{
-    (void)b;
-    if (!E.recv_calls++ && E.accepted && u == &E)
-        E.accepted_before_recv = 1;
-    if (E.nrx + len <= sizeof E.rx)
-        memcpy(E.rx + E.nrx, d, len);
-    E.nrx += len;
-    if (E.echo)
-        tern_tcp_send(st, c, d, len);
-    return len;
-}
-static void on_acked(tern_stack *st, tern_conn *c, void *u, size_t n)
-{
-    (void)st; (void)c; (void)u;
-    E.acked += n;
-}
-static void on_closed(tern_stack *st, tern_conn *c, void *u, int reason)
-{
-    (void)st; (void)c; (void)u; (void)reason;
-    E.closed++;
-    E.conn = NULL;
-}
 
 enum { MODE_SERVER = 1, MODE_BOUND = 2, MODE_SMALL_CACHE = 4, MODE_FLOOD = 8 };
 static int cfg_mode;
 static void tweak(tern_config *c)
 {
-    c->cb.accepted = on_accepted;
-    c->cb.connected = on_connected;
-    c->cb.recv = on_recv;
-    c->cb.acked = on_acked;
-    c->cb.closed = on_closed;
+    conn_log_callbacks(&c->cb);
     c->tfo_server = (cfg_mode & MODE_SERVER) != 0;
     if (cfg_mode & MODE_BOUND)
         c->tfo_max_pending = 2;
@@ -926,9 +873,8 @@ static void fast_open_over_ipv6(void **s)
 {
     (void)s;
     memset(&E, 0, sizeof E);
-    tern_callbacks cb = {.accepted = on_accepted, .connected = on_connected,
-                         .recv = on_recv, .acked = on_acked,
-                         .closed = on_closed};
+    tern_callbacks cb = {0};
+    conn_log_callbacks(&cb);
     pair *p = pair_new(NULL, 1, tw_tfo6, &cb, &E, &E);
     assert_non_null(p);
     assert_int_equal(tern_tcp_listen(p->st[0], 80, &E), 0);
