@@ -3,7 +3,7 @@ redis-benchmark (or kv-load) over veth test hosts.
 
     tools/tern bench kv [--quick] [--requests N] [--repeat N] [--stacks LIST]
                         [--clients N] [--client-cpus LIST]
-                        [--client redis-benchmark|kv-load]
+                        [--client redis-benchmark|kv-load] [--cpu-budget F]
 
 Stacks: tern-afxdp and tern-afpacket (tern-kv on that driver, --poll block;
 as tern-afxdp-spin, --busy-poll 50: the runtime's adaptive spin of up to
@@ -33,6 +33,14 @@ connections, depth, requests, tests and CPU pinning, but one epoll thread
 that spends a fraction of redis-benchmark's CPU per request, so that one
 client CPU can outrun one server core (default: one process per client
 CPU). The table and plot name the client.
+
+--cpu-budget F gives every server the same CPU budget, at most F CPUs
+through a cgroup CPU quota (cgroup v2 cpu.max or v1 cpu.cfs_quota_us,
+tools/bench/cpu_budget.py), so that the server rather than the client is
+the limit; the kernel charges a server for the softirq work done inside
+its own system calls (on veth: delivering its replies into the client's
+TCP), and the table says in what share of the quota periods each server
+used its budget up.
 
 Below the table, for each tern-kv stack, how its loop waited over each
 round (from its --json report): frames received per sleep, and the share
