@@ -969,6 +969,7 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(arp_pending_expired) X(arp_entries_expired) X(arp_evicted)           \
     X(arp_request_limited) X(arp_resolve_failed)                           \
     X(arp_evicted_resolved)  /* of arp_evicted: learned or STALE ones */    \
+    X(arp_tcp_confirms)  /* entries kept reachable by TCP's progress */     \
     /* IPv4 */                                                              \
     X(ip_in) X(ip_out) X(ip_drop_short) X(ip_drop_version)                 \
     X(ip_drop_hdr_len) X(ip_drop_total_len) X(ip_drop_csum)                \
@@ -1010,6 +1011,7 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(nd_in) X(nd_drop_bad) X(nd_ns_in) X(nd_na_in) X(nd_ns_out)           \
     X(nd_na_out) X(nd_cache_full) X(nd_pending_full) X(nd_pending_expired) \
     X(nd_evicted) X(nd_resolve_failed) X(nd_request_limited)               \
+    X(nd_tcp_confirms)  /* entries kept reachable by TCP's progress */      \
     X(nd_dad_ok) X(nd_dad_conflict) X(nd_ra_in) X(nd_rs_out)               \
     X(mld_report_out) X(mld_query_in)                                      \
     /* UDP */                                                               \

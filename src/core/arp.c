@@ -7,7 +7,9 @@
  *               at most 3/4 of cfg.arp_pending frames wait on it (a
  *               burst to one new peer fits, one address cannot take
  *               every slot);
- *   REACHABLE   answered within ARP_REACHABLE_NS;
+ *   REACHABLE   answered within ARP_REACHABLE_NS, or confirmed by a TCP
+ *               connection's forward progress (arp_cached's hint: a
+ *               long transfer costs no probe);
  *   STALE       older: still used, and re-probed (unicast, 3 tries) when
  *               used; forgotten when nobody answers, or when nobody used
  *               it for ARP_GC_NS more;
@@ -402,14 +404,18 @@ static bool arp_age(tern_stack *st, struct arp_entry *e)
 }
 
 /* A resolved entry that arp_usable aged gets a frame: a STALE one starts
- * a probe. Returns when the entry next needs this check (arp_cached). */
+ * a probe. Returns when the entry next needs this check (arp_cached): a
+ * REACHABLE one at half its reachable time, when a sender that saw
+ * progress can confirm it, then when it goes STALE. */
 static uint64_t arp_use(tern_stack *st, struct arp_entry *e)
 {
     e->used = st->now;
     if (e->state == ARP_STATIC)
         return TERN_NEVER;
-    if (e->state == ARP_REACHABLE && st->now - e->confirmed <= ARP_REACHABLE_NS)
-        return e->confirmed + ARP_REACHABLE_NS + 1;
+    if (e->state == ARP_REACHABLE && st->now - e->confirmed <= ARP_REACHABLE_NS) {
+        uint64_t half = e->confirmed + ARP_REACHABLE_NS / 2 + 1;
+        return st->now < half ? half : e->confirmed + ARP_REACHABLE_NS + 1;
+    }
     if (e->tries == 0)
         arp_request(st, e);         /* start the probe */
     return e->retry_at;
@@ -425,8 +431,27 @@ static struct arp_entry *arp_usable(tern_stack *st, uint32_t nh)
     return arp_age(st, e) ? e : NULL;
 }
 
-const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until)
+/* A sender's hint: its peer made progress at `at` (RFC 4861 7.3.1). It
+ * confirms a REACHABLE entry past half its reachable time (younger ones
+ * need nothing yet); a STALE one is being probed or was unused for long,
+ * and its answer decides. */
+static void arp_progress(tern_stack *st, uint32_t nh, uint64_t at)
 {
+    struct arp_entry *e = arp_find(st, nh);
+    uint64_t age = e ? st->now - e->confirmed : 0;
+    if (e && e->state == ARP_REACHABLE && at > e->confirmed &&
+        at <= st->now && age >= ARP_REACHABLE_NS / 2 &&
+        age <= ARP_REACHABLE_NS) {
+        e->confirmed = at;
+        CTR(st, arp_tcp_confirms);
+    }
+}
+
+const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until,
+                          uint64_t progress)
+{
+    if (progress)
+        arp_progress(st, nh, progress);
     struct arp_entry *e = arp_usable(st, nh);
     if (!e || !resolved(e))
         return NULL;

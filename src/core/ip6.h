@@ -301,8 +301,10 @@ void nd6_input(tern_stack *st, tern_buf *b, const ip6_rx *ip);
 /* Send an IPv6 frame (fixed header at b->data) to on-link next hop nh:
  * resolves the MAC or queues the frame while a solicitation is out. */
 void nd6_resolve_and_send(tern_stack *st, tern_buf *b, const uint8_t nh[16]);
-/* The resolved MAC of nh, or NULL (see arp_cached for the contract). */
-const uint8_t *nd6_cached(tern_stack *st, const uint8_t nh[16], uint64_t *until);
+/* The resolved MAC of nh, or NULL (see arp_cached for the contract and
+ * `progress`, which confirms a REACHABLE or DELAY entry). */
+const uint8_t *nd6_cached(tern_stack *st, const uint8_t nh[16], uint64_t *until,
+                          uint64_t progress);
 uint64_t nd6_poll(tern_stack *st, uint64_t now);
 void nd6_clock_start(tern_stack *st, uint64_t shift);
 void nd6_fini(tern_stack *st);

@@ -5,10 +5,12 @@
  *   INCOMPLETE  being resolved: a multicast solicitation a second, 3 in
  *               all, then it fails and its queued frames are dropped; at
  *               most 3/4 of cfg.nd_pending frames wait on it;
- *   REACHABLE   confirmed within ND_REACHABLE_NS;
+ *   REACHABLE   confirmed within ND_REACHABLE_NS (a solicited
+ *               advertisement, or a TCP connection's forward progress:
+ *               nd6_cached's hint);
  *   STALE       older, or learned from a packet: used as it is;
  *   DELAY       sent to while STALE: ND_DELAY_NS for an upper-layer
- *               confirmation, then
+ *               confirmation (the same hint), then
  *   PROBE       unicast solicitations a second, 3 in all, then forgotten.
  * The table has cfg.nd_entries slots (rounded up to a power of two) with
  * a probe window of ND_PROBE; a new entry evicts an INCOMPLETE one, then
@@ -272,11 +274,26 @@ void nd6_resolve_and_send(tern_stack *st, tern_buf *b, const uint8_t nh[16])
     }
 }
 
-const uint8_t *nd6_cached(tern_stack *st, const uint8_t nh[16], uint64_t *until)
+const uint8_t *nd6_cached(tern_stack *st, const uint8_t nh[16], uint64_t *until,
+                          uint64_t progress)
 {
     struct nd_entry *e = nd_find(st, nh);
     if (!e || e->state == ND_INCOMPLETE)
         return NULL;
+    /* the sender saw progress (RFC 4861 7.3.1) at `progress`: a REACHABLE
+     * entry past half its reachable time is confirmed again, a DELAY one
+     * confirmed when it came during the delay; a STALE or PROBE one
+     * waits for an advertisement */
+    if (progress && progress <= st->now &&
+        ((e->state == ND_REACHABLE && progress > e->confirmed &&
+          st->now - e->confirmed >= ND_REACHABLE_NS / 2) ||
+         (e->state == ND_DELAY && progress + ND_DELAY_NS >= e->timer))) {
+        CTR(st, nd_tcp_confirms);
+        e->state = ND_REACHABLE;
+        e->tries = 0;
+        e->confirmed = progress;
+        set_timer(st, e, progress + ND_REACHABLE_NS);
+    }
     if (e->state == ND_STALE) {
         e->state = ND_DELAY;
         set_timer(st, e, st->now + ND_DELAY_NS);
@@ -285,8 +302,12 @@ const uint8_t *nd6_cached(tern_stack *st, const uint8_t nh[16], uint64_t *until)
     /* valid until the entry's next step (REACHABLE: it goes STALE;
      * DELAY and PROBE: the next probe), so a sender's copy calls again
      * then and keeps the entry in use; a new MAC or a forgotten entry
-     * bumps st->arp_gen before */
-    *until = e->timer;
+     * bumps st->arp_gen before. REACHABLE and DELAY ones come back
+     * halfway, so that a sender that saw progress confirms them in time. */
+    uint64_t half = e->state == ND_REACHABLE ? e->confirmed + ND_REACHABLE_NS / 2
+                  : e->state == ND_DELAY ? e->timer - ND_DELAY_NS / 2
+                  : TERN_NEVER;
+    *until = st->now < half ? half : e->timer;
     return e->mac;
 }
 

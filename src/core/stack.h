@@ -226,8 +226,14 @@ const uint8_t *arp_lookup(tern_stack *st, uint32_t ip);
  * which queues and asks). The copy stays valid while st->arp_gen is
  * unchanged and st->now < *until; after that, call again (it also sends
  * the background refresh an entry in use gets past its reachable time).
+ * A reachable entry's copy lasts half its reachable time: `progress`, when
+ * not 0, says the sender saw the peer move its connection forward since
+ * its last call (RFC 4861 7.3.1's upper-layer hint), at that time; it
+ * confirms a still reachable entry, which then never needs a probe while
+ * the connection makes progress.
  */
-const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until);
+const uint8_t *arp_cached(tern_stack *st, uint32_t nh, uint64_t *until,
+                          uint64_t progress);
 
 /* ---- IPv4 (ip4.c) ---- */
 void ip4_input(tern_stack *st, tern_buf *b);

@@ -634,7 +634,7 @@ static struct tern_conn *lone_twin(th **tp, peer *p, const lone_case *k)
 }
 
 /* The conn with what may differ between twins cleared: buffer and user
- * pointers, the template's validity. */
+ * pointers, the template's validity and progress mark. */
 static void lone_norm(const struct tern_conn *c, struct tern_conn *out)
 {
     memcpy(out, c, sizeof *out);
@@ -643,6 +643,7 @@ static void lone_norm(const struct tern_conn *c, struct tern_conn *out)
     out->user = NULL;
     out->tx_arp_until = 0;
     out->tx_arp_gen = 0;
+    out->tx_progress = 0;
 }
 
 static void lone_request(th *t, struct tern_conn *c, const lone_case *k,

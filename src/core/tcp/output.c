@@ -162,6 +162,20 @@ static void tmpl_eth(tern_stack *st, struct tern_conn *c, const uint8_t *mac,
     wr16(c->tx_hdr + 12, type);
 }
 
+/* When the conn moved forward since its template was last built (an ACK
+ * took snd_una on, or in-order data rcv_nxt), the time of its last
+ * segment: the next hop's neighbor entry is confirmed then (RFC 4861
+ * 7.3.1). Asked only when the template expires, which a reachable entry
+ * makes happen at half its reachable time: nothing per segment. 0 when
+ * there was no progress, or no template before. */
+static uint64_t tmpl_progress(struct tern_conn *c)
+{
+    uint32_t mark = c->snd_una + c->rcv_nxt;
+    bool moved = c->tx_arp_until && mark != c->tx_progress;
+    c->tx_progress = mark;
+    return moved ? c->last_rcv : 0;
+}
+
 /* tmpl_build for an IPv6 conn: Ethernet, the fixed header with the flow
  * label and both addresses (no extension headers), the ports; the next
  * hop's MAC from neighbor discovery. */
@@ -169,7 +183,7 @@ static bool tmpl_build6(tern_stack *st, struct tern_conn *c)
 {
     const uint8_t *nh = ip6_next_hop(st, c->raddr6);
     uint64_t until = 0;
-    const uint8_t *mac = nh ? nd6_cached(st, nh, &until) : NULL;
+    const uint8_t *mac = nh ? nd6_cached(st, nh, &until, tmpl_progress(c)) : NULL;
     if (!mac)
         return false;
     uint8_t *ip = c->tx_hdr + ETH_HDR_LEN;
@@ -194,7 +208,7 @@ static bool tmpl_build(tern_stack *st, struct tern_conn *c)
         return tmpl_build6(st, c);
     uint32_t nh = ip4_is_local(st, c->raddr) ? c->raddr : st->cfg.gateway;
     uint64_t until = 0;
-    const uint8_t *mac = nh ? arp_cached(st, nh, &until) : NULL;
+    const uint8_t *mac = nh ? arp_cached(st, nh, &until, tmpl_progress(c)) : NULL;
     if (!mac)
         return false;
     uint8_t *ip = c->tx_hdr + ETH_HDR_LEN;

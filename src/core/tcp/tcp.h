@@ -257,6 +257,8 @@ struct tern_conn {
 
     uint64_t bytes_sent, bytes_acked, bytes_received;
     uint32_t retransmits;
+    uint32_t tx_progress;     /* snd_una + rcv_nxt at the template's last
+                                 build (tmpl_progress, output.c) */
 
     /* transmit template (output.c): the bytes every segment of the conn
      * starts with, Ethernet + IPv4 (or IPv6: TF_V6) + TCP ports, and the
