@@ -142,6 +142,10 @@ typedef struct tern_dev_stats {
     uint64_t rx_frames, tx_frames;
     uint64_t rx_drops, tx_drops;   /* ring full, no buffer, bad frame */
     uint64_t rx_drop_nobuf, rx_drop_vlan;
+    /* Transmit segmentation offload (afpacket): frames of up to 64 KiB the
+     * kernel cut into MSS segments (each counted once in tx_frames), and
+     * those it refused (also in tx_drops). */
+    uint64_t tx_tso_frames, tx_tso_drops;
 } tern_dev_stats;
 void tern_dev_get_stats(const tern_dev *d, tern_dev_stats *out);
 

@@ -155,6 +155,10 @@ static const opt_def *common_table(common_opts *co)
          .parse = p_driver, .seen = &co->seen_driver),
         OPT("iface", OT_STR, &co->iface, "NAME", "network interface to open",
          .seen = &co->seen_iface),
+        OPT("driver-opts", OT_STR, &co->driver_opts, "K=V,...",
+         "driver options, e.g. tso=0 (afpacket: no segmentation offload), "
+         "qdisc_bypass, fanout=lb (docs/drivers.md)",
+         .seen = &co->seen_driver_opts),
         OPT("ip", OT_CUSTOM, co, "ADDR/PREFIX",
          "our IPv4 address (default 198.18.0.2/24; none when --ip6 is "
          "given without it: IPv6 only)", .parse = p_ip_prefix,
@@ -357,6 +361,7 @@ static void check_family(common_opts *co)
                           "with --driver mem (kernel peers: tools/netns.sh loss)");
         const struct { bool seen; const char *name; } ig[] = {
             {co->seen_driver, "--driver"}, {co->seen_iface, "--iface"},
+            {co->seen_driver_opts, "--driver-opts"},
             {co->seen_ip, "--ip"}, {co->seen_gw, "--gw"},
             {co->seen_ip6, "--ip6"}, {co->seen_gw6, "--gw6"},
             {co->seen_mac, "--mac"}, {co->seen_pcap, "--pcap"},
@@ -387,6 +392,9 @@ static void check_family(common_opts *co)
                           "its own link)");
         if (co->seen_steer_queues && !co->steer)
             opts_fail(co, "--steer-queues needs --steer");
+        if (co->seen_driver_opts && !strcmp(co->driver, "mem"))
+            opts_fail(co, "--driver-opts needs a real driver (the mem link's "
+                          "flags are --loss, --offload, ...)");
         if (strcmp(co->driver, "mem") && !co->iface)
             opts_fail(co, "--driver %s needs --iface NAME", co->driver);
         if (co->seen_gw6 && !strcmp(co->driver, "mem"))

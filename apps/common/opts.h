@@ -60,6 +60,7 @@ typedef struct common_opts {
     /* link (tern) */
     const char *driver;
     const char *iface;
+    const char *driver_opts; /* tern_dev_args.extra "k=v,..." */
     uint32_t ip;          /* host order */
     unsigned prefix;
     bool ip_set;
@@ -91,7 +92,7 @@ typedef struct common_opts {
     uint64_t steer_queues; /* tern --steer: device queues to read, 0 = 1 */
     int cc;               /* tern: enum tern_cc (cubic|newreno|bbr order) */
     /* which were given, for "ignored"/"rejected" notes */
-    bool seen_driver, seen_iface, seen_ip, seen_gw, seen_ip6, seen_gw6,
+    bool seen_driver, seen_driver_opts, seen_iface, seen_ip, seen_gw, seen_ip6, seen_gw6,
          seen_mac, seen_pcap,
          seen_fault, seen_offload, seen_busy_poll, seen_time_wait,
          seen_steer, seen_steer_queues, seen_max_conns, seen_cc;

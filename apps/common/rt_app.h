@@ -29,6 +29,7 @@ static inline void rt_params_from_opts(rt_params *p, const common_opts *co,
     memset(p, 0, sizeof *p);
     p->driver = co->driver;
     p->iface = co->iface;
+    p->extra = co->driver_opts;
     p->ip = co->ip;
     p->prefix = (uint8_t)co->prefix;
     p->gw = co->gw;
@@ -280,6 +281,11 @@ static inline void rt_report_link(report *rp, rt *r)
     if (rt_link_rx_drop_causes(r, &nobuf, &vlan)) {
         rep_u64(rp, "rx_drop_nobuf", nobuf);
         rep_u64(rp, "rx_drop_vlan", vlan);
+    }
+    uint64_t tso, tso_drops;
+    if (rt_link_tso(r, &tso, &tso_drops)) {
+        rep_u64(rp, "tso_frames", tso);     /* segmented by the kernel */
+        rep_u64(rp, "tso_drops", tso_drops);
     }
     if (!strcmp(rt_params_of(r)->driver, "mem")) {
         uint64_t lost = 0, dup = 0, reord = 0, corr = 0;

@@ -16,10 +16,31 @@
  * (the stack allocates from and frees to the pool, so ring memory is never
  * lent out; a receive slot goes back to the kernel as soon as it is read).
  *
- * Capabilities: none. The kernel does not verify checksums for us on a
- * veth and tells us nothing a NIC would; frames whose checksum the sender
+ * Receive: no capability. The kernel does not verify checksums for us on
+ * a veth and tells us nothing a NIC would; frames whose checksum the sender
  * left partial (TP_STATUS_CSUMNOTREADY, e.g. a local peer with tx checksum
  * offload on) are completed in software before the stack sees them.
+ *
+ * Transmit: TCP segmentation offload through the kernel (TERN_CAP_TSO, with
+ * TERN_CAP_SG and TERN_CAP_TX_L4_CSUM, which TSO needs). Each queue has a
+ * second packet socket with PACKET_VNET_HDR, for sending only (protocol 0:
+ * it receives nothing). A TSO frame (up to 64 KiB of payload, a chain of
+ * buffers) goes out with one sendmsg() whose iovec is a virtio_net_hdr
+ * (GSO_TCPV4, gso_size = MSS, NEEDS_CSUM at the TCP checksum) followed by
+ * the chain's buffers; the kernel cuts it into MSS segments in software at
+ * the device (validate_xmit_skb, as it does a Linux socket's GSO frames)
+ * and computes every segment's TCP checksum over the real bytes, and the
+ * peer's receive path then takes the segments in one batch instead of one
+ * wake-up per frame. The tx ring is flushed first, so frames leave in the
+ * stack's order. Every other frame still goes through the ring; one that
+ * the stack left with a partial TCP/UDP checksum (TX_L4_CSUM) is summed in
+ * software right after its copy into the slot. Why a second socket rather
+ * than PACKET_VNET_HDR on the ring socket: that would put a vnet header on
+ * every received frame too, and tx slots would have to hold 64 KiB frames
+ * (4096 slots of 128 KiB). With tso=0, or when the kernel refuses
+ * PACKET_VNET_HDR, the device has no capability and every frame goes
+ * through the ring, as the stack built it. Counters: tx_tso_frames; a TSO
+ * frame the kernel refuses is counted in tx_drops.
  *
  * Options (tern_dev_args.extra, "k=v,..."):
  *   qdisc_bypass[=1]  PACKET_QDISC_BYPASS: transmit straight to the driver,
@@ -29,9 +50,14 @@
  *                     interface passes them while open, so that IPv6
  *                     neighbor discovery works with the kernel's IPv6 off)
  *   fanout=hash|lb|cpu|qm  fanout mode when queues > 1 (default hash)
+ *   tso=0             no segmentation offload (see Transmit above); tso=1
+ *                     makes a kernel that refuses PACKET_VNET_HDR an error
+ *                     (by default the device then opens without it)
  */
 #include <errno.h>
+#include <endian.h>
 #include <linux/if_packet.h>
+#include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <poll.h>
@@ -41,6 +67,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 
@@ -58,6 +85,10 @@
 /* Received frames longer than this are copied with their sum (RX_SUM);
  * shorter ones (ACKs, small requests) are cheaper to sum in the stack. */
 #define AFP_SUM_MIN 256u
+/* iovec entries of one TSO sendmsg (vnet header + frame buffers); a frame
+ * of more buffers (many tiny writes) is copied into the queue's scratch. */
+#define AFP_TSO_IOV 64u
+#define AFP_TSO_MAX (64u * 1024u + 256u)
 
 /* A TPACKET_V2 ring: frame_nr slots of frame_size bytes, back to back (a
  * slot size that is a power of two divides the block size exactly). */
@@ -73,6 +104,9 @@ typedef struct afp_queue {
     size_t map_len;
     afp_ring rx, tx;
     unsigned tx_data_off;            /* where frame data starts in a tx slot */
+    unsigned tx_unflushed;           /* slots marked since the last sendto */
+    int tso_fd;                      /* PACKET_VNET_HDR socket, or -1 */
+    uint8_t *tso_copy;               /* AFP_TSO_MAX bytes, for long chains */
 } afp_queue;
 
 typedef struct afp_dev {
@@ -121,6 +155,11 @@ static void afp_queue_close(afp_queue *q)
     if (q->fd >= 0)
         close(q->fd);
     q->fd = -1;
+    if (q->tso_fd >= 0)
+        close(q->tso_fd);
+    q->tso_fd = -1;
+    free(q->tso_copy);
+    q->tso_copy = NULL;
 }
 
 static void afp_close(tern_dev *dev)
@@ -270,6 +309,59 @@ static int afp_queue_open(afp_dev *d, afp_queue *q, const tern_dev_args *a,
     return 0;
 }
 
+/* The queue's socket for TSO frames: PACKET_VNET_HDR, protocol 0 (it
+ * receives nothing), the ring socket's qdisc bypass. Returns 0 or the
+ * errno of the call that failed (the caller then goes without TSO). */
+static int afp_tso_open(afp_queue *q, bool bypass)
+{
+    q->tso_fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (q->tso_fd < 0)
+        return errno;
+    int v = 1;
+    if (setsockopt(q->tso_fd, SOL_PACKET, PACKET_VNET_HDR, &v, sizeof(v)) < 0)
+        return errno;
+    if (bypass && setsockopt(q->tso_fd, SOL_PACKET, PACKET_QDISC_BYPASS, &v,
+                             sizeof(v)) < 0)
+        return errno;
+    /* Room for a few 64 KiB frames queued in the qdisc (best effort:
+     * wmem_max caps it). */
+    v = 1 << 20;
+    setsockopt(q->tso_fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+    q->tso_copy = malloc(AFP_TSO_MAX);
+    return q->tso_copy ? 0 : ENOMEM;
+}
+
+/* TSO on every queue, or (tso=0, or the kernel refuses it and tso=1 was
+ * not asked) on none. Returns -1 only for an error to report. */
+static int afp_tso_setup(afp_dev *d, const tern_dev_args *a, char *err,
+                         size_t errlen)
+{
+    char v[8];
+    bool asked = tern_netif_opt(a->extra, "tso", v, sizeof(v));
+    if (!tern_netif_opt_bool(a->extra, "tso", true))
+        return 0;
+    bool bypass = tern_netif_opt_bool(a->extra, "qdisc_bypass", false);
+    int e = 0;
+    for (unsigned i = 0; i < d->base.queues && !e; i++)
+        e = afp_tso_open(&d->q[i], bypass);
+    if (e) {
+        for (unsigned i = 0; i < d->base.queues; i++) {
+            if (d->q[i].tso_fd >= 0)
+                close(d->q[i].tso_fd);
+            d->q[i].tso_fd = -1;
+        }
+        if (asked) {
+            tern_netif_err(err, errlen, "afpacket: %s: tso: PACKET_VNET_HDR: "
+                           "%s (tso=0 sends without segmentation offload)",
+                           d->ifname, strerror(e));
+            return -1;
+        }
+        return 0;
+    }
+    d->base.caps = TERN_CAP_TSO | TERN_CAP_SG | TERN_CAP_TX_L4_CSUM;
+    return 0;
+}
+
 static tern_dev *afp_open(const tern_dev_args *a, char *err, size_t errlen)
 {
     if (!a || !tern_netif_name_ok(a->iface, err, errlen))
@@ -303,7 +395,7 @@ static tern_dev *afp_open(const tern_dev_args *a, char *err, size_t errlen)
         afp_close(&d->base);
         return NULL;
     }
-    d->base.caps = 0; /* see the top of this file */
+    d->base.caps = 0; /* afp_tso_setup sets the transmit offloads */
     d->q = calloc(nq, sizeof(*d->q));
     if (!d->q) {
         tern_netif_err(err, errlen, "afpacket: out of memory");
@@ -311,7 +403,7 @@ static tern_dev *afp_open(const tern_dev_args *a, char *err, size_t errlen)
         return NULL;
     }
     for (unsigned i = 0; i < nq; i++)
-        d->q[i].fd = -1;
+        d->q[i].fd = d->q[i].tso_fd = -1;
     /* One fanout group per open device: unique within this process. */
     static atomic_uint next_group;
     int fanout_id = -1;
@@ -323,6 +415,10 @@ static tern_dev *afp_open(const tern_dev_args *a, char *err, size_t errlen)
             afp_close(&d->base);
             return NULL;
         }
+    }
+    if (afp_tso_setup(d, a, err, errlen) < 0) {
+        afp_close(&d->base);
+        return NULL;
     }
     if (tern_netif_allmulti(&d->base, d->ifindex, a->extra, err, errlen) < 0) {
         afp_close(&d->base);
@@ -429,15 +525,95 @@ static unsigned afp_rx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
     return n;
 }
 
+/* One sendto() sends every slot marked SEND_REQUEST. Errors such as
+ * EAGAIN/ENOBUFS (qdisc full) or ENETDOWN leave the slots marked: they go
+ * out with the next flush or, while the ring stays full, new frames are
+ * dropped and counted in afp_tx_burst. */
+static void afp_tx_flush(afp_dev *d, afp_queue *q)
+{
+    if (!q->tx_unflushed)
+        return;
+    (void)sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+    d->base.tx_frames += q->tx_unflushed;
+    q->tx_unflushed = 0;
+}
+
+/* TSO frame f (IPv4 TCP, its headers in its first buffer, the payload in
+ * the rest of the chain) through the queue's vnet-header socket: the
+ * kernel cuts it into f->tso_mss segments and sums each. Consumes f. */
+static void afp_tx_tso(afp_dev *d, afp_queue *q, unsigned qi, tern_buf *f)
+{
+    uint32_t l2 = f->l2_len ? f->l2_len : 14, l3 = f->l3_len, l4 = f->l4_len;
+    struct virtio_net_hdr vh;
+    struct iovec iov[AFP_TSO_IOV];
+    unsigned n = 1;
+    size_t total = 0;
+    bool ok = l3 >= 20 && l4 >= 20 && f->tso_mss && f->len >= l2 + l3 + l4 &&
+              f->data[l2 - 2] == 0x08 && f->data[l2 - 1] == 0x00;
+    if (ok) {
+        const uint8_t *tcp = f->data + l2 + l3;
+        memset(&vh, 0, sizeof(vh));
+        vh.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+        vh.gso_type = VIRTIO_NET_HDR_GSO_TCPV4 |
+                      ((tcp[13] & 0x80) ? VIRTIO_NET_HDR_GSO_ECN : 0); /* CWR */
+        vh.hdr_len = htole16((uint16_t)(l2 + l3 + l4));
+        vh.gso_size = htole16(f->tso_mss);
+        vh.csum_start = htole16((uint16_t)(l2 + l3));
+        vh.csum_offset = htole16(16); /* the TCP checksum field */
+        iov[0] = (struct iovec){.iov_base = &vh, .iov_len = sizeof(vh)};
+        for (tern_buf *b = f; b; b = b->frag) {
+            total += b->len;
+            if (n < AFP_TSO_IOV && b->len)
+                iov[n++] = (struct iovec){.iov_base = b->data,
+                                          .iov_len = b->len};
+            else if (b->len)
+                n = AFP_TSO_IOV + 1; /* too many buffers: copy below */
+        }
+        if (total > AFP_TSO_MAX) {
+            ok = false;
+        } else if (n > AFP_TSO_IOV) {
+            tern_netif_linearize(f, q->tso_copy, AFP_TSO_MAX);
+            iov[1] = (struct iovec){.iov_base = q->tso_copy,
+                                    .iov_len = total};
+            n = 2;
+        }
+    }
+    ssize_t sent = -1;
+    if (ok) {
+        struct sockaddr_ll to = {.sll_family = AF_PACKET,
+                                 .sll_protocol = htons(ETH_P_IP),
+                                 .sll_ifindex = d->ifindex};
+        struct msghdr m = {.msg_name = &to, .msg_namelen = sizeof(to),
+                           .msg_iov = iov, .msg_iovlen = n};
+        sent = sendmsg(q->tso_fd, &m, MSG_DONTWAIT);
+    }
+    tern_netif_release(&d->base, qi, f);
+    if (sent == (ssize_t)(sizeof(vh) + total)) {
+        d->base.tx_frames++;
+        d->base.tx_tso_frames++;
+    } else {
+        /* Refused (a header the kernel rejects, EAGAIN, interface down):
+         * TCP resends the data. */
+        d->base.tx_drops++;
+        d->base.tx_tso_drops++;
+    }
+}
+
 static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
                          unsigned n)
 {
     afp_dev *d = (afp_dev *)dev;
     afp_queue *q = &d->q[qi];
-    unsigned queued = 0;
     size_t cap = q->tx.frame_size - q->tx_data_off;
     for (unsigned i = 0; i < n; i++) {
         tern_buf *f = frames[i];
+        uint16_t flags = f->flags;
+        if (flags & TERN_BUF_TX_TSO) {
+            /* Only with TERN_CAP_TSO. The ring's frames go first. */
+            afp_tx_flush(d, q);
+            afp_tx_tso(d, q, qi, f);
+            continue;
+        }
         struct tpacket2_hdr *h = ring_slot(&q->tx, q->tx.head);
         uint32_t st = __atomic_load_n(&h->tp_status, __ATOMIC_ACQUIRE);
         if (st == TP_STATUS_WRONG_FORMAT) {
@@ -451,10 +627,14 @@ static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
             tern_netif_release(&d->base, qi, f);
             continue;
         }
-        size_t len =
-            tern_netif_linearize(f, (uint8_t *)h + q->tx_data_off, cap);
+        uint8_t *slot = (uint8_t *)h + q->tx_data_off;
+        size_t len = tern_netif_linearize(f, slot, cap);
         tern_netif_release(&d->base, qi, f);
-        if (len > cap || len < 14) {
+        /* TX_L4_CSUM (only with TERN_CAP_TX_L4_CSUM): the field holds the
+         * pseudo-header sum; finish it over the copy, still in cache. */
+        if (len > cap || len < 14 ||
+            ((flags & TERN_BUF_TX_L4_CSUM) &&
+             !tern_netif_complete_csum(slot, len))) {
             d->base.tx_drops++;
             continue;
         }
@@ -463,16 +643,9 @@ static void afp_tx_burst(tern_dev *dev, unsigned qi, tern_buf **frames,
         __atomic_store_n(&h->tp_status, TP_STATUS_SEND_REQUEST,
                          __ATOMIC_RELEASE);
         ring_advance(&q->tx);
-        queued++;
+        q->tx_unflushed++;
     }
-    if (!queued)
-        return;
-    /* One system call sends every slot marked SEND_REQUEST. Errors such as
-     * EAGAIN/ENOBUFS (qdisc full) or ENETDOWN leave the slots marked: they
-     * go out with the next flush or, while the ring stays full, new frames
-     * are dropped and counted above. */
-    (void)sendto(q->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-    d->base.tx_frames += queued;
+    afp_tx_flush(d, q);
 }
 
 /* poll() on a packet socket with a V2 receive ring reports POLLIN while

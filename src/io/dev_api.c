@@ -103,4 +103,6 @@ void tern_dev_get_stats(const tern_dev *d, tern_dev_stats *out)
     out->tx_drops = d->tx_drops;
     out->rx_drop_nobuf = d->rx_drop_nobuf;
     out->rx_drop_vlan = d->rx_drop_vlan;
+    out->tx_tso_frames = d->tx_tso_frames;
+    out->tx_tso_drops = d->tx_tso_drops;
 }

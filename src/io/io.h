@@ -187,6 +187,9 @@ struct tern_dev {
      * also counted in rx_drops. */
     uint64_t rx_frames, tx_frames, rx_drops, tx_drops;
     uint64_t rx_drop_nobuf, rx_drop_vlan;
+    /* TSO frames the kernel or NIC took to segment, and those it refused
+     * (also in tx_drops); tx_frames counts a TSO frame once. */
+    uint64_t tx_tso_frames, tx_tso_drops;
     /* tern_dev_setup's transmit contexts, one per queue (dev_api.c);
      * NULL until the first setup. */
     struct tern_dev_txq *api_txq;

@@ -187,6 +187,14 @@ bool tern_netif_complete_csum_at(uint8_t *frame, size_t len, size_t start,
     return true;
 }
 
+/* A UDP checksum that came out 0 is sent as 0xffff (0 means "none"). */
+static bool udp_nonzero(uint8_t *frame, size_t l4, uint8_t proto)
+{
+    if (proto == 17 && !frame[l4 + 6] && !frame[l4 + 7])
+        frame[l4 + 6] = frame[l4 + 7] = 0xff;
+    return true;
+}
+
 /* The IPv6 case: the upper-layer header after hop-by-hop, routing and
  * destination options headers (a fragment has none to fix). */
 static bool complete_csum6(uint8_t *frame, size_t len)
@@ -206,7 +214,8 @@ static bool complete_csum6(uint8_t *frame, size_t len)
     }
     if (nh != 6 && nh != 17)
         return false;
-    return tern_netif_complete_csum_at(frame, end, off, nh == 6 ? 16 : 6);
+    return tern_netif_complete_csum_at(frame, end, off, nh == 6 ? 16 : 6) &&
+           udp_nonzero(frame, off, nh);
 }
 
 bool tern_netif_complete_csum(uint8_t *frame, size_t len)
@@ -233,7 +242,8 @@ bool tern_netif_complete_csum(uint8_t *frame, size_t len)
         off = 6;
     else
         return false;
-    return tern_netif_complete_csum_at(frame, 14 + tot, 14 + ihl, off);
+    return tern_netif_complete_csum_at(frame, 14 + tot, 14 + ihl, off) &&
+           udp_nonzero(frame, 14 + ihl, ip[9]);
 }
 
 int tern_netif_allmulti(struct tern_dev *d, int ifindex, const char *extra,

@@ -283,6 +283,16 @@ bool rt_link_rx_drop_causes(const rt *r, uint64_t *nobuf, uint64_t *vlan)
     return true;
 }
 
+bool rt_link_tso(const rt *r, uint64_t *frames, uint64_t *drops)
+{
+    *frames = *drops = 0;
+    if (!r->dev)
+        return false;
+    *frames = r->dev->tx_tso_frames;
+    *drops = r->dev->tx_tso_drops;
+    return true;
+}
+
 void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops)
 {
     *rx = *tx = *drops = 0;

@@ -196,6 +196,8 @@ void rt_link_stats(const rt *r, uint64_t *rx, uint64_t *tx, uint64_t *drops);
 /* The device's receive drops by cause (tern_dev_stats): no buffer, VLAN.
  * false on the mem link, which has its own figures. */
 bool rt_link_rx_drop_causes(const rt *r, uint64_t *nobuf, uint64_t *vlan);
+/* A real device's TSO frames sent and refused (false on mem). */
+bool rt_link_tso(const rt *r, uint64_t *frames, uint64_t *drops);
 
 /* Steering counters of core i (steer.h), NULL without rt_params.steer. */
 struct steer_stats;

@@ -62,6 +62,8 @@ class Flags(unittest.TestCase):
         self.bad_says("expected an IPv6 address", "tern-echo", "--gw6",
                       "198.18.0.1")
         self.bad_says("needs a real driver", "tern-echo", "--gw6", "fe80::1")
+        self.bad_says("--driver-opts needs a real driver", "tern-echo",
+                      "--driver-opts", "tso=0")
         self.bad_says("for IPv4 only", "tern-echo", "--ip6", "2001:db8::1/64",
                       "--offload", "csum")
         # --ip6 alone makes an IPv6-only stack: an IPv4 gateway is refused
@@ -111,9 +113,10 @@ class Flags(unittest.TestCase):
 
     def test_kern_ignores_driver_flags(self):
         r = run(["kern-echo", "--driver", "afxdp", "--iface", "eth9",
+                 "--driver-opts", "tso=0",
                  "--requests", "50", "--conns", "2", "--json"], timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("ignoring --driver --iface", r.stderr)
+        self.assertIn("ignoring --driver --iface --driver-opts", r.stderr)
 
 
 if __name__ == "__main__":

@@ -6,6 +6,11 @@
 #define TERN_DRVTEST_H
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -172,6 +177,40 @@ static void dt_kill(pid_t pid)
         kill(pid, SIGTERM);
         dt_reap(pid, true);
     }
+}
+
+/* A packet socket on the kernel side's IF_K for protocol proto (network
+ * order; 0: sending only), or -1. It is made in NS_K through setns(); a
+ * socket keeps the namespace it was made in, so we step straight back. */
+static int dt_peer_socket(const dt_hosts *h, uint16_t proto)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "/run/netns/%s", h->ns_k);
+    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    int peer = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = -1;
+    if (self >= 0 && peer >= 0 && setns(peer, CLONE_NEWNET) == 0) {
+        fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, proto);
+        struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+                                  .sll_protocol = proto,
+                                  .sll_ifindex =
+                                      (int)if_nametoindex(h->if_k)};
+        if (fd >= 0 && (sll.sll_ifindex == 0 ||
+                        bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)) {
+            close(fd);
+            fd = -1;
+        }
+        if (setns(self, CLONE_NEWNET) != 0) {
+            fprintf(stderr, "setns back to our namespace: %s\n",
+                    strerror(errno));
+            abort();
+        }
+    }
+    if (self >= 0)
+        close(self);
+    if (peer >= 0)
+        close(peer);
+    return fd;
 }
 
 /* ---- frames ---- */

@@ -7,6 +7,7 @@
  * checked by hand here: no stack is involved.
  *
  *   open_info      MAC/MTU from the interface, honest capabilities
+ *                  (afpacket: transmit offloads, unless tso=0)
  *   open_errors    a clear one-line error for a missing interface
  *   rx_arp         the kernel side pings us: its ARP request arrives
  *   tx_arp_reply   our hand-built ARP reply lands in the kernel's neighbours
@@ -179,8 +180,15 @@ static void open_info(void **state)
     assert_non_null(d->pools[0]);
     const char *mtu = getenv("MTU");
     assert_int_equal(d->mtu, mtu ? atoi(mtu) : 1500);
-    /* None of these drivers verifies or fills checksums, or segments. */
-    assert_int_equal(d->caps, 0);
+    /* None of these drivers verifies checksums; afpacket has the kernel
+     * segment TSO frames and sum them (test_afpacket_tso.c), unless
+     * tso=0. */
+    const char *extra = getenv("TERN_DRV_EXTRA");
+    if (!strcmp(drv_name, "afpacket") && !(extra && strstr(extra, "tso=0")))
+        assert_int_equal(d->caps, TERN_CAP_TSO | TERN_CAP_SG |
+                                      TERN_CAP_TX_L4_CSUM);
+    else
+        assert_int_equal(d->caps, 0);
     static const uint8_t zero[6];
     assert_memory_not_equal(d->mac, zero, 6);
     assert_false(d->mac[0] & 1);
@@ -434,36 +442,10 @@ static void rx_sum_on_copy(void **state)
 static const char rx_mark[] = "tern-rx-per-frame";
 
 /* A packet socket on IF_K in the kernel side's namespace, for sending only
- * (protocol 0). It is made there through setns(); a socket keeps the
- * namespace it was made in, so we step straight back. */
+ * (protocol 0). */
 static int peer_socket(void)
 {
-    char path[300];
-    snprintf(path, sizeof(path), "/run/netns/%s", hosts.ns_k);
-    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    int peer = open(path, O_RDONLY | O_CLOEXEC);
-    int fd = -1;
-    if (self >= 0 && peer >= 0 && setns(peer, CLONE_NEWNET) == 0) {
-        fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
-        struct sockaddr_ll sll = {.sll_family = AF_PACKET,
-                                  .sll_ifindex =
-                                      (int)if_nametoindex(hosts.if_k)};
-        if (fd >= 0 && (sll.sll_ifindex == 0 ||
-                        bind(fd, (struct sockaddr *)&sll, sizeof(sll)) < 0)) {
-            close(fd);
-            fd = -1;
-        }
-        if (setns(self, CLONE_NEWNET) != 0) {
-            fprintf(stderr, "setns back to our namespace: %s\n",
-                    strerror(errno));
-            abort();
-        }
-    }
-    if (self >= 0)
-        close(self);
-    if (peer >= 0)
-        close(peer);
-    return fd;
+    return dt_peer_socket(&hosts, 0);
 }
 
 /* A plain packet socket on IF_T for RX_TEST_TYPE only. The kernel delivers

@@ -61,6 +61,26 @@ def pattern_head(n=64):
     return pattern_period(0)[:n].hex()
 
 
+def last_json(text):
+    """The last JSON object line a program printed (its --json report)."""
+    for line in reversed(text.strip().splitlines()):
+        if line.startswith("{"):
+            return json.loads(line)
+    raise AssertionError("no JSON report in:\n" + text[-2000:])
+
+
+def finish_json(tc, p, what, bound_s):
+    """Wait up to bound_s for Proc p to exit 0 (else fail test case tc,
+    stopping it) and return its JSON report."""
+    rc = p.wait(bound_s)
+    if rc is None:
+        p.stop()
+        tc.fail("%s did not finish within %d s:\n%s"
+                % (what, bound_s, p.describe()))
+    tc.assertEqual(rc, 0, p.describe())
+    return last_json(p.out)
+
+
 def log(msg):
     sys.stderr.write("[interop %s] %s\n" % (time.strftime("%H:%M:%S"), msg))
     sys.stderr.flush()

@@ -67,13 +67,6 @@ def dropped_towards_tern(h):
     raise AssertionError("no drop counter on the wire:\n" + out)
 
 
-def last_json(text):
-    for line in reversed(text.strip().splitlines()):
-        if line.startswith("{"):
-            return json.loads(line)
-    raise AssertionError("no JSON report in:\n" + text[-2000:])
-
-
 class Loss5(unittest.TestCase):
     hosts = None
 
@@ -97,13 +90,7 @@ class Loss5(unittest.TestCase):
         return it.Proc(ns, argv, name=name)
 
     def finish(self, p, what):
-        rc = p.wait(BOUND_S)
-        if rc is None:
-            p.stop()
-            self.fail("%s did not finish within %d s:\n%s"
-                      % (what, BOUND_S, p.describe()))
-        self.assertEqual(rc, 0, p.describe())
-        return last_json(p.out)
+        return it.finish_json(self, p, what, BOUND_S)
 
     def test_01_tern_sends(self):
         h = self.hosts

@@ -104,9 +104,12 @@ def one_run(a, hosts, stack, cc, direction, port, tern_cc="cubic"):
     bindir = os.path.join(a.build_dir, "bin")
     nbytes = str(a.bytes)
     tern = stack.startswith("tern")
-    driver = stack.split("-", 1)[1] if tern else None
+    # "afpacket:tso=0": the driver, then its options (--driver-opts)
+    driver, _, dopts = (stack.split("-", 1)[1] if tern else "").partition(":")
     tern_flags = ["--driver", driver, "--iface", e["IF_T"], "--cores", str(a.tern_cpu),
                   "--poll", "busy", "--json", "--cc", tern_cc]
+    if dopts:
+        tern_flags += ["--driver-opts", dopts]
     if a.snd_buf and direction == "send":
         tern_flags += ["--snd-buf", a.snd_buf]
     rec = {"stack": stack, "cc": cc, "direction": direction, "bytes": a.bytes}
@@ -263,7 +266,8 @@ def parser():
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="runs per point (default 1)")
     p.add_argument("--drivers", default="afpacket", metavar="LIST",
-                   help="tern drivers: afpacket, afxdp (default afpacket)")
+                   help="tern drivers: afpacket, afxdp, each with driver options "
+                        "after a colon, e.g. afpacket:tso=0 (default afpacket)")
     p.add_argument("--kern-cc", default=None, metavar="LIST",
                    help="congestion controls for the Linux rows (default: cubic, then the "
                         "host's default if that differs); a Linux receiver of tern "
