@@ -19,10 +19,6 @@ void kv_opts_parse(common_opts *co, kv_opts *ko, int argc, char **argv)
         OPT("pool-size", OT_UINT, &ko->pool_size, "N",
             "tern-kv: buffers in each core's pool (default: the driver's); "
             "kern-kv ignores it", .max = 1u << 24),
-        OPT("driver-opts", OT_STR, &ko->driver_opts, "LIST",
-            "tern-kv: the driver's options key=value,... (afxdp: "
-            "mode=native|skb, wakeup=0; see docs/apps.md); kern-kv "
-            "refuses it"),
         OPT_END,
     };
     const char *usage =
@@ -33,9 +29,6 @@ void kv_opts_parse(common_opts *co, kv_opts *ko, int argc, char **argv)
         "requests are answered together. One table shared by all --cores.\n"
         "Ctrl-C prints the figures.";
     opts_parse(co, tab, usage, argc, argv);
-    if (co->family != FAMILY_TERN && ko->driver_opts)
-        opts_fail(co, "--driver-opts: kern-kv has no driver (the kernel's "
-                      "sockets)");
     if (co->family == FAMILY_TERN && strcmp(co->driver, "mem") == 0)
         opts_fail(co, "--driver mem has no client to serve: pick a real "
                       "driver (afxdp, afpacket, tap) and --iface");

@@ -12,7 +12,6 @@ typedef struct kv_opts {
     uint64_t port;          /* --port, default 6379 */
     uint64_t maxmemory;     /* --maxmemory bytes, 0 = no bound */
     uint64_t pool_size;     /* --pool-size: tern-kv's buffers per core */
-    const char *driver_opts; /* --driver-opts: tern-kv's driver options */
 } kv_opts;
 
 void kv_opts_parse(common_opts *co, kv_opts *ko, int argc, char **argv);

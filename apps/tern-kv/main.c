@@ -408,7 +408,7 @@ int main(int argc, char **argv)
     rc.steer = co.steer;
     rc.steer_queues = (unsigned)co.steer_queues;
     rc.pool_size = (unsigned)ko.pool_size;
-    rc.extra = ko.driver_opts;
+    rc.extra = co.driver_opts;
     rc.configure = configure;
     rc.start = start;
     rc.loop = loop;
