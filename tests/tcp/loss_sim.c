@@ -4,10 +4,13 @@
  * retransmissions and, with -t, one line per recovery start/end and RTO
  * with the sender's cwnd, ssthresh, pipe and flight before and after.
  *   loss_sim [-t] [-v] [-r] [-l loss] [-s seed] [-m MiB] [-d delay_us]
- *            [-b Mbit/s]
+ *            [-b Mbit/s] [-S snd_buf] [-w prefix]
  * -v: also the last steps before each RTO; -r: NewReno instead of CUBIC,
  * -B: BBR (with BBR_TRACE=1 in the environment, its model every 500
  * steps);
+ * -w: capture what each end's frames delivered (prefix.0.pcap: the
+ * sender's, prefix.1.pcap: the receiver's), stamped on the simulated clock;
+ * -S: the sender's send queue in bytes (cfg.snd_buf; default the stack's);
  * -b: a link rate (default none: a whole flight arrives at one instant
  * and the receiver answers it with one ACK). The time includes the
  * handshake (a lost SYN costs a second). */
@@ -21,11 +24,13 @@
 #include "xfer.h"
 
 static uint8_t cc_choice;
+static uint32_t snd_buf;
 static void tw(tern_config *c, int end)
 {
-    (void)end;
     c->time_wait_ms = 100;
     c->cc = cc_choice;
+    if (end == 0 && snd_buf)
+        c->snd_buf = snd_buf;
 }
 
 typedef struct snap {
@@ -97,8 +102,9 @@ int main(int argc, char **argv)
     double loss = 0.02;
     uint64_t seed = 1, mb = 64, delay_us = 100, mbps = 0;
     bool trace = false;
+    const char *pcap = NULL;
     int o;
-    while ((o = getopt(argc, argv, "tvrBl:s:m:d:b:")) != -1) {
+    while ((o = getopt(argc, argv, "tvrBl:s:m:d:b:S:w:")) != -1) {
         switch (o) {
         case 't': trace = true; break;
         case 'v': trace = verbose = true; break;
@@ -109,6 +115,8 @@ int main(int argc, char **argv)
         case 'm': mb = strtoull(optarg, NULL, 10); break;
         case 'd': delay_us = strtoull(optarg, NULL, 10); break;
         case 'b': mbps = strtoull(optarg, NULL, 10); break;
+        case 'S': snd_buf = (uint32_t)strtoul(optarg, NULL, 10); break;
+        case 'w': pcap = optarg; break;
         default: return 2;
         }
     }
@@ -118,6 +126,14 @@ int main(int argc, char **argv)
     f.rate_bps = mbps * 1000000;
     xfer x = {.total = mb << 20, .close_at_end = true};
     pair *p = pair_new(&f, seed, tw, &XFER_CB, &x, &x);
+    for (int e = 0; pcap && e < 2; e++) {
+        char path[512], err[128];
+        snprintf(path, sizeof path, "%s.%d.pcap", pcap, e);
+        if (tern_memlink_set_pcap(p->link, e, path, err, sizeof err)) {
+            fprintf(stderr, "loss_sim: %s\n", err);
+            return 2;
+        }
+    }
     xfer_start(p, &x);
     uint64_t t0 = p->now, limit = p->now + 100000 * TERN_NS_PER_SEC;
     unsigned entries = 0, sum_ss = 0, entries_dbg = 0;

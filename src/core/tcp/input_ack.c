@@ -78,7 +78,11 @@ void tcp_enter_recovery(tern_stack *st, struct tern_conn *c, bool resend_una)
     c->prr_delivered = 0;           /* RFC 6937 */
     c->prr_base = (uint32_t)c->bytes_sent;
     c->recover_fs = c->snd_max - c->snd_una;
-    uint32_t n = resend_una ? tcp_retransmit(st, c, c->snd_una, c->mss) : 0;
+    /* not when its last send was a retransmission still in flight (an
+     * earlier recovery's): RACK tells when that one is lost */
+    const tern_buf *q = resend_una ? sq_find(c, c->snd_una) : NULL;
+    bool resend = resend_una && !(q && rack_resent(c, q));
+    uint32_t n = resend ? tcp_retransmit(st, c, c->snd_una, c->mss) : 0;
     if (c->flags & TF_SACK) {
         CTR(st, tcp_sack_recoveries);
         if (!resend_una)

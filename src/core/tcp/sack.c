@@ -211,7 +211,9 @@ static uint32_t sb_scan(const struct tern_conn *c, uint32_t from, uint32_t mss,
             if (q && seq_le(bq_seq(q), s)) {
                 if (seq_lt(bq_end(q), pe))
                     pe = bq_end(q);
-                if (bq_sacked(q)) {     /* SACKed, the ranges forgot it */
+                /* SACKed where the ranges forgot it, or resent and
+                 * in flight (rack_resent) */
+                if (bq_sacked(q) || rack_resent(c, q)) {
                     s = pe;
                     continue;
                 }

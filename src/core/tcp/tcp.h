@@ -331,6 +331,15 @@ static inline bool rack_lost(const struct tern_conn *c, const tern_buf *q)
              seq_le((uint32_t)q->cb[0] + (uint32_t)(q->cb[0] >> 32),
                     c->rack_end)));
 }
+/* Is q's last transmission a retransmission still in flight (RACK has
+ * not declared it lost)? Then only RACK may call it lost again: RFC
+ * 6675's IsLost, which counts SACKed data above, says the same of it as
+ * of the original and would resend it at once when a new recovery
+ * starts over (RFC 8985 leaves lost retransmissions to RACK alone). */
+static inline bool rack_resent(const struct tern_conn *c, const tern_buf *q)
+{
+    return c->rack_rtt && (q->cb32 & 1u) && !rack_lost(c, q);
+}
 /* cb[0] = seq | len << 32; cb[1] = payload offset from head | csum << 32
  * (bit 48 = csum valid, bit 49 = FIN after this segment (ooo)); cb[2] =
  * next buffer of our queue (we never use tern_buf.next, which the driver
