@@ -610,8 +610,12 @@ static uint32_t send_room(const struct tern_conn *c, uint32_t seq,
 static uint32_t try_tso(tern_stack *st, struct tern_conn *c, tern_buf *q,
                         uint32_t seq, uint32_t inflight, tern_buf **next)
 {
-    if (!tso_usable(st, TL(st)) || seq != bq_seq(q) || c->nsb ||
-        (c->flags & (TF_RECOVERY | TF_V6)) || !tmpl_ready(st, c))
+    /* In a recovery, or with SACK blocks held, only new data goes in TSO
+     * frames: nothing past snd_max is SACKed, lost or resent. */
+    bool fresh = seq_ge(seq, c->snd_max);
+    if (!tso_usable(st, TL(st)) || seq != bq_seq(q) ||
+        (!fresh && (c->nsb || (c->flags & TF_RECOVERY))) ||
+        (c->flags & TF_V6) || !tmpl_ready(st, c))
         return 0;
     uint32_t room = send_room(c, seq, inflight);
     uint32_t len = tso_span(q, room < TSO_MAX_PAYLOAD ? room : TSO_MAX_PAYLOAD,
