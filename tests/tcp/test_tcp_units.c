@@ -55,10 +55,10 @@ static void scoreboard(void **s)
     o.nsack = 2;
     o.sack[0][0] = 1200; o.sack[0][1] = 1300;
     o.sack[1][0] = 1500; o.sack[1][1] = 1600;
-    assert_int_equal(sb_update(&c, &o), 200);
+    assert_int_equal(sb_update(NULL, &c, &o), 200);
     o.nsack = 1;
     o.sack[0][0] = 1250; o.sack[0][1] = 1550;   /* bridges both */
-    assert_int_equal(sb_update(&c, &o), 200);
+    assert_int_equal(sb_update(NULL, &c, &o), 200);
     assert_int_equal(c.nsb, 1);
     assert_int_equal(c.sb[0][0], 1200);
     assert_int_equal(c.sb[0][1], 1600);
@@ -92,13 +92,13 @@ static void scoreboard(void **s)
     o.nsack = 2;
     o.sack[0][0] = 900; o.sack[0][1] = 1000;
     o.sack[1][0] = 2900; o.sack[1][1] = 4000;
-    assert_int_equal(sb_update(&c, &o), 0);
+    assert_int_equal(sb_update(NULL, &c, &o), 0);
     /* more ranges than kept: the highest go */
     for (uint32_t k = 0; k < TCP_SB_MAX + 3; k++) {
         o.nsack = 1;
         o.sack[0][0] = 1700 + k * 20;
         o.sack[0][1] = 1710 + k * 20;
-        sb_update(&c, &o);
+        sb_update(NULL, &c, &o);
     }
     assert_int_equal(c.nsb, TCP_SB_MAX);
     assert_int_equal(c.sb[0][0], 1700);

@@ -280,7 +280,7 @@ bool tcp_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
     if (rack)
         rack_on_ack(st, c, s);
     if ((c->flags & TF_SACK) && s->o.nsack)
-        sb_update(c, &s->o);
+        sb_update(TL(st), c, &s->o);
     bool wnd_same = (s->wnd << c->snd_ws) == c->snd_wnd;
     bool advanced = seq_gt(s->ack, c->snd_una);
     /* RFC 9293 3.8.6.1: a receiver that answers our zero-window probes is

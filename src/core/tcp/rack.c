@@ -44,6 +44,50 @@ static bool in_blocks(const tcp_opts *o, uint32_t qs, uint32_t qe)
     return false;
 }
 
+/* The latest-sent delivered data an ACK's walk has found so far. */
+struct rack_walk {
+    const tcp_seg *s;
+    uint32_t now, bx, be, brtt;
+    bool found, known;
+};
+
+/* q was walked: if this ACK delivers it (cumulatively or in a block) and
+ * it was not SACKed before, a candidate for RACK.xmit_ts. */
+static void rack_visit(tern_stack *st, struct tern_conn *c,
+                       struct rack_walk *w, const tern_buf *q)
+{
+    uint32_t qs = bq_seq(q), qe = bq_end(q);
+    /* marked: SACKed by an earlier ACK, not delivered by this one */
+    if (!seq_gt(qe, c->snd_una) || bq_sacked(q))
+        return;
+    if (!seq_le(qe, w->s->ack) && !in_blocks(&w->s->o, qs, qe))
+        return;                         /* not delivered by this ACK */
+    uint32_t x = q->cb32 & ~1u;
+    bool rtx = q->cb32 & 1u;
+    /* reordering: never resent, sent below data SACKed before, and
+     * delivered only now */
+    if (!rtx && c->nsb && seq_le(qe, c->fack) && sb_skip(c, qs) == qs &&
+        !(c->flags & TF_REORDER)) {
+        c->flags |= TF_REORDER;
+        CTR(st, tcp_reordering_seen);
+    }
+    /* RACK_sent_after: later stamp, or the same stamp and higher end */
+    if ((w->found || w->known) &&
+        !(stamp_lt(w->bx, x) || (x == w->bx && seq_gt(qe, w->be))))
+        return;
+    uint32_t rtt = w->now - x;
+    /* step 2: a retransmission delivered sooner than the minimum RTT is
+     * the original's delivery (ambiguous): no sample */
+    if (rtx && rtt < c->rack_min_rtt)
+        return;
+    w->bx = x;
+    w->be = qe;
+    w->brtt = rtt;
+    w->found = true;
+    if (!rtx && (!c->rack_min_rtt || (rtt && rtt < c->rack_min_rtt)))
+        c->rack_min_rtt = rtt ? rtt : 1;
+}
+
 void rack_on_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
 {
     /* the highest byte this ACK can deliver */
@@ -53,47 +97,41 @@ void rack_on_ack(tern_stack *st, struct tern_conn *c, const tcp_seg *s)
             hi = s->o.sack[k][1];
     if (hi == c->snd_una)
         return;
-    uint32_t now = tx_stamp(st->now, false);
-    uint32_t bx = c->rack_xmit, be = c->rack_end, brtt = 0;
-    bool found = false, known = c->rack_rtt != 0;
-    for (const tern_buf *q = c->sq_head; q && seq_lt(bq_seq(q), hi);
-         q = bq_next(q)) {
-        uint32_t qs = bq_seq(q), qe = bq_end(q);
-        /* marked: SACKed by an earlier ACK, not delivered by this one */
-        if (!seq_gt(qe, c->snd_una) || bq_sacked(q))
-            continue;
-        if (!seq_le(qe, s->ack) && !in_blocks(&s->o, qs, qe))
-            continue;                       /* not delivered by this ACK */
-        uint32_t x = q->cb32 & ~1u;
-        bool rtx = q->cb32 & 1u;
-        /* reordering: never resent, sent below data SACKed before, and
-         * delivered only now */
-        if (!rtx && c->nsb && seq_le(qe, c->fack) && sb_skip(c, qs) == qs &&
-            !(c->flags & TF_REORDER)) {
-            c->flags |= TF_REORDER;
-            CTR(st, tcp_reordering_seen);
-        }
-        /* RACK_sent_after: later stamp, or the same stamp and higher end */
-        if ((found || known) &&
-            !(stamp_lt(bx, x) || (x == bx && seq_gt(qe, be))))
-            continue;
-        uint32_t rtt = now - x;
-        /* step 2: a retransmission delivered sooner than the minimum RTT
-         * is the original's delivery (ambiguous): no sample */
-        if (rtx && rtt < c->rack_min_rtt)
-            continue;
-        bx = x;
-        be = qe;
-        brtt = rtt;
-        found = true;
-        if (!rtx && (!c->rack_min_rtt || (rtt && rtt < c->rack_min_rtt)))
-            c->rack_min_rtt = rtt ? rtt : 1;
+    struct rack_walk w = {
+        .s = s, .now = tx_stamp(st->now, false), .bx = c->rack_xmit,
+        .be = c->rack_end, .known = c->rack_rtt != 0,
+    };
+    /* what the ACK delivers: the buffers it acknowledges cumulatively,
+     * then those of its blocks outside the ranges SACKed before (the
+     * others were delivered by earlier ACKs), each block's parts from
+     * where a walk last stopped (sb_seek): never the whole queue */
+    uint64_t steps = 0;
+    const tern_buf *q;
+    for (q = c->sq_head; q && seq_lt(bq_seq(q), s->ack); q = bq_next(q)) {
+        steps++;
+        rack_visit(st, c, &w, q);
     }
-    if (!found)
+    for (uint32_t k = 0; k < s->o.nsack; k++) {
+        uint32_t bs = s->o.sack[k][0], be = s->o.sack[k][1];
+        if (!seq_lt(bs, be) || seq_le(be, c->snd_una) || seq_gt(be, c->snd_max))
+            continue;
+        if (seq_lt(bs, c->snd_una))
+            bs = c->snd_una;
+        uint32_t part[SB_PARTS_MAX][2];
+        uint32_t np = sb_new_parts(c, bs, be, part);
+        for (uint32_t i = 0; i < np; i++)
+            for (q = sb_seek(c, part[i][0], &steps);
+                 q && seq_lt(bq_seq(q), part[i][1]); q = bq_next(q)) {
+                steps++;
+                rack_visit(st, c, &w, q);
+            }
+    }
+    TL(st)->sack_walked += steps;
+    if (!w.found)
         return;
-    c->rack_xmit = bx;
-    c->rack_end = be;
-    c->rack_rtt = brtt ? brtt : 1;
+    c->rack_xmit = w.bx;
+    c->rack_end = w.be;
+    c->rack_rtt = w.brtt ? w.brtt : 1;
 }
 
 /* Arm the reordering timer at `at` (ns) when it comes before t_rtx. */

@@ -11,8 +11,11 @@
  * (RFC 2018 4, RFC 2883). */
 #include "tcp.h"
 
+static bool pos_valid(const struct tern_conn *c, int i);
+
 void sb_clear(struct tern_conn *c)
 {
+    c->sb_pos[0] = c->sb_pos[1] = NULL;
     c->nsb = 0;
     c->sacked = 0;
     c->fack = c->snd_una;
@@ -67,45 +70,126 @@ static void sb_insert(struct tern_conn *c, uint32_t s, uint32_t e)
     c->nsb = (uint8_t)n;
 }
 
-/* Mark the unmarked send-queue buffers that one of the n blocks b covers
- * wholly, walking the queue up to the highest block end hi. */
-static void sb_mark(struct tern_conn *c, uint32_t (*b)[2], uint32_t n,
-                    uint32_t hi)
+static bool pos_valid(const struct tern_conn *c, int i)
 {
-    for (tern_buf *q = c->sq_head; q && seq_lt(bq_seq(q), hi);
-         q = bq_next(q)) {
-        uint32_t qs = bq_seq(q), qe = bq_end(q);
-        if (bq_sacked(q) || qs == qe)
-            continue;
-        for (uint32_t k = 0; k < n; k++)
-            if (seq_le(b[k][0], qs) && seq_ge(b[k][1], qe)) {
-                q->cb[1] |= BQ_SACKED;
-                c->sb_marked += qe - qs;
-                break;
-            }
-    }
+    return c->sb_pos[i] && seq_gt(c->sb_pos_end[i], c->snd_una);
 }
 
-uint32_t sb_update(struct tern_conn *c, const tcp_opts *o)
+uint32_t sb_new_parts(const struct tern_conn *c, uint32_t s, uint32_t e,
+                      uint32_t (*out)[2])
 {
-    uint32_t before = c->sacked, n = 0, hi = c->snd_una;
-    uint32_t blk[4][2];
-    for (uint32_t k = 0; k < o->nsack && n < 4; k++) {
+    /* what is known SACKed: the ranges and the spans the last marking
+     * walks covered, sorted by start (insertion: at most 10) */
+    uint32_t k[TCP_SB_MAX + 2][2], nk = 0;
+    /* out has room for SB_PARTS_MAX = nk + 1 */
+    for (uint32_t i = 0; i < c->nsb; i++) {
+        k[nk][0] = c->sb[i][0];
+        k[nk][1] = c->sb[i][1];
+        nk++;
+    }
+    for (int p = 0; p < 2; p++) {
+        if (!pos_valid(c, p))
+            continue;
+        uint32_t j = nk++;
+        for (; j > 0 && seq_gt(k[j - 1][0], c->sb_pos_from[p]); j--) {
+            k[j][0] = k[j - 1][0];
+            k[j][1] = k[j - 1][1];
+        }
+        k[j][0] = c->sb_pos_from[p];
+        k[j][1] = c->sb_pos_end[p];
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nk && seq_lt(s, e); i++) {
+        uint32_t rs = k[i][0], re = k[i][1];
+        if (seq_le(re, s))
+            continue;
+        if (seq_ge(rs, e))
+            break;
+        if (seq_lt(s, rs)) {
+            out[n][0] = s;
+            out[n][1] = rs;
+            n++;
+        }
+        s = re;
+    }
+    if (seq_lt(s, e)) {
+        out[n][0] = s;
+        out[n][1] = e;
+        n++;
+    }
+    return n;
+}
+
+tern_buf *sb_seek(const struct tern_conn *c, uint32_t seq, uint64_t *steps)
+{
+    tern_buf *q = c->sq_head;
+    if (!q)
+        return NULL;
+    for (int i = 0; i < 2; i++)
+        if (pos_valid(c, i) && seq_le(bq_seq(c->sb_pos[i]), seq) &&
+            seq_gt(bq_seq(c->sb_pos[i]), bq_seq(q)))
+            q = c->sb_pos[i];
+    while (q && seq_le(bq_end(q), seq)) {
+        q = bq_next(q);
+        (*steps)++;
+    }
+    return q;
+}
+
+void sb_stop(struct tern_conn *c, tern_buf *q, uint32_t from)
+{
+    if (!q || !seq_gt(bq_end(q), c->snd_una))
+        return;
+    /* the highest goes to [1]; a lower one (a resend filling a hole
+     * below it) to [0], so both regions keep their place */
+    int i = pos_valid(c, 1) && seq_lt(bq_seq(q), bq_seq(c->sb_pos[1])) ? 0 : 1;
+    c->sb_pos[i] = q;
+    c->sb_pos_end[i] = bq_end(q);
+    c->sb_pos_from[i] = from;
+}
+
+/* Mark the unmarked send-queue buffers that block [s, e) covers wholly,
+ * walking its parts outside the ranges known before this ACK. */
+static void sb_mark(struct tcp_layer *tl, struct tern_conn *c, uint32_t s,
+                    uint32_t e)
+{
+    uint32_t part[SB_PARTS_MAX][2];
+    uint32_t np = sb_new_parts(c, s, e, part);
+    uint64_t steps = 0;
+    for (uint32_t k = 0; k < np; k++) {
+        tern_buf *last = NULL;
+        for (tern_buf *q = sb_seek(c, part[k][0], &steps);
+             q && seq_lt(bq_seq(q), part[k][1]); q = bq_next(q)) {
+            steps++;
+            last = q;
+            uint32_t qs = bq_seq(q), qe = bq_end(q);
+            if (bq_sacked(q) || qs == qe || seq_lt(qs, s) || seq_gt(qe, e))
+                continue;
+            q->cb[1] |= BQ_SACKED;
+            c->sb_marked += qe - qs;
+        }
+        /* marked up to last's end: all of [s, that end) is SACKed and
+         * marked where whole buffers lie in it */
+        if (last && seq_le(bq_end(last), e))
+            sb_stop(c, last, s);
+    }
+    if (tl)
+        tl->sack_walked += steps;
+}
+
+uint32_t sb_update(struct tcp_layer *tl, struct tern_conn *c, const tcp_opts *o)
+{
+    uint32_t before = c->sacked;
+    for (uint32_t k = 0; k < o->nsack && k < 4; k++) {
         uint32_t s = o->sack[k][0], e = o->sack[k][1];
         /* ignore D-SACKs and blocks outside what we sent */
         if (!seq_lt(s, e) || seq_le(e, c->snd_una) || seq_gt(e, c->snd_max))
             continue;
         if (seq_lt(s, c->snd_una))
             s = c->snd_una;
+        sb_mark(tl, c, s, e);       /* before the ranges learn it */
         sb_insert(c, s, e);
-        blk[n][0] = s;
-        blk[n][1] = e;
-        n++;
-        if (seq_gt(e, hi))
-            hi = e;
     }
-    if (n)
-        sb_mark(c, blk, n, hi);
     sb_sum(c);
     return c->sacked > before ? c->sacked - before : 0;
 }
@@ -143,6 +227,13 @@ void sb_ack(struct tern_conn *c)
     }
     c->nsb = (uint8_t)n;
     sb_sum(c);
+    /* forget the walk positions snd_una passed (their buffers are freed
+     * now), and all of them with the scoreboard: the loss-free path's
+     * ACKs (ack_whole_flight) free buffers without looking at them, and
+     * a stale end would compare wrongly once the sequence space wraps */
+    for (int i = 0; i < 2; i++)
+        if (!n || !pos_valid(c, i))
+            c->sb_pos[i] = NULL;
 }
 
 uint32_t sb_skip(const struct tern_conn *c, uint32_t seq)

@@ -228,6 +228,14 @@ struct tern_conn {
     uint32_t sacked;          /* SACKed bytes: sb's or sb_marked */
     uint32_t fack;            /* highest SACKed seq */
     uint32_t sb_marked;       /* bytes of send-queue buffers BQ_SACKED */
+    /* where the last per-ACK SACK marking walks stopped (sb_seek), each
+     * with the end it had then: valid while that end lies above snd_una
+     * (the buffer is still queued); [1] the highest. sb_pos_from: the
+     * start of the block that walk marked, up to that end (known SACKed
+     * even where a full range cache forgot it) */
+    uint32_t sb_pos_end[2];
+    tern_buf *sb_pos[2];
+    uint32_t sb_pos_from[2];
 
     /* RACK (rack.c, RFC 8985 section 6). Times are tx_stamp() values. */
     uint32_t rack_xmit;       /* stamp of the latest-sent delivered data */
@@ -450,6 +458,8 @@ struct tcp_layer {
     bool sack, ts, ws, nagle, delack;
     bool no_predict;          /* tests: every segment takes the general path */
     uint64_t predicted;       /* segments the fast path took (tests) */
+    uint64_t sack_walked;     /* send-queue buffers the per-ACK SACK walks
+                                 (marking, RACK) visited (tests) */
     tcp_wheel wheel;
     /* behind the hot fields: only out-of-order data touches these */
     uint32_t ooo_bufs;        /* buffers in every conn's out-of-order queue */
@@ -828,8 +838,23 @@ static inline void rtt_sample(tern_stack *st, struct tern_conn *c,
 
 /* ---- sack.c ---- */
 void sb_clear(struct tern_conn *c);
-/* Merge received SACK blocks; returns bytes newly SACKed. */
-uint32_t sb_update(struct tern_conn *c, const tcp_opts *o);
+/* Merge received SACK blocks and mark the buffers they cover; returns
+ * bytes newly SACKed. tl (NULL: not counted) counts the walk. */
+uint32_t sb_update(struct tcp_layer *tl, struct tern_conn *c, const tcp_opts *o);
+/* The parts of [s, e) (at or above snd_una) outside what is known SACKed
+ * (the scoreboard's ranges and the spans of the last marking walks),
+ * ascending, into out (room for SB_PARTS_MAX); their number. A per-ACK
+ * walk visits only these: the rest was marked when its blocks came. */
+#define SB_PARTS_MAX (TCP_SB_MAX + 3)
+uint32_t sb_new_parts(const struct tern_conn *c, uint32_t s, uint32_t e,
+                      uint32_t (*out)[2]);
+/* The first send-queue buffer that ends above seq (seq >= snd_una),
+ * walked from the nearest position a walk stopped at (sb_pos) at or
+ * below seq, else from the head; *steps counts the buffers visited. */
+tern_buf *sb_seek(const struct tern_conn *c, uint32_t seq, uint64_t *steps);
+/* A marking walk stopped at q, every buffer in [from, q's end) marked:
+ * remember it for the next sb_seek and sb_new_parts. */
+void sb_stop(struct tern_conn *c, tern_buf *q, uint32_t from);
 /* Drop scoreboard parts at or below snd_una. */
 void sb_ack(struct tern_conn *c);
 /* If seq is inside a SACKed range, the end of it; else seq. */
