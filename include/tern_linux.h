@@ -233,6 +233,11 @@ void tern_rt_config_defaults(tern_rt_config *cfg);
 int tern_rt_run(const tern_rt_config *cfg, char *err, size_t errlen);
 /* Make tern_rt_run return: from any thread or a signal handler. */
 void tern_rt_stop(void);
+/* After tern_rt_run returned: the signal that stopped it (SIGINT,
+ * SIGTERM), with the sending process's id in *pid (0 when the kernel or
+ * a terminal sent it; pid may be NULL); 0 when no signal did (tern_rt_stop
+ * or a failure). A server that exits can say who ended it. */
+int tern_rt_stop_signal(int *pid);
 
 /* Inside callbacks on a runtime thread: your `app` pointer, and the
  * thread's index (0 .. ncpus-1) for per-core state without locks. The

@@ -12,6 +12,7 @@
  * closes and a client that does not read its replies slows itself down.
  * Every core serves its own connections from one shared table (kv_store.h
  * says why). */
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +337,10 @@ static void report_out(void)
     rep_begin(&rp, stdout, co.json, co.prog);
     rep_str(&rp, "driver", co.driver);
     rep_u64(&rp, "cores", co.ncores);
+    /* who ended the run: a server found gone says so in its report */
+    int sender = 0, sig = tern_rt_stop_signal(&sender);
+    rep_u64(&rp, "stop_signal", (uint64_t)sig);
+    rep_u64(&rp, "stop_sender_pid", (uint64_t)sender);
     kv_report(&rp, srv, &ko);
     rep_u64(&rp, "retransmits", all.tcp_retransmits);
     rep_u64(&rp, "tcp_conns", conns);
@@ -424,6 +429,10 @@ int main(int argc, char **argv)
     if (rc_) {
         fprintf(stderr, "%s: %s\n", co.prog, err);
     } else {
+        int sender = 0, sig = tern_rt_stop_signal(&sender);
+        if (sig && sig != SIGINT)   /* Ctrl-C is the usual way out */
+            fprintf(stderr, "%s: stopped by signal %d (%s) from pid %d\n",
+                    co.prog, sig, strsignal(sig), sender);
         report_out();
     }
     kv_server_free(srv);

@@ -174,6 +174,9 @@ void rt_destroy(rt *r);
 /* Stop every core (any thread, async-signal-safe). */
 void rt_stop(void);
 bool rt_stopping(void);
+/* The signal that stopped the run (0: none, rt_stop or a failure), and
+ * in *pid the sender's pid (0 when the kernel or a terminal sent it). */
+int rt_stop_signal(int *pid);
 /* Stop one core's loop (its own thread). */
 static inline void rt_core_stop(rt_core *c) { c->stop = true; }
 

@@ -163,6 +163,8 @@ int tern_rt_run(const tern_rt_config *cfg, char *err, size_t errlen)
 
 void tern_rt_stop(void) { rt_stop(); }
 
+int tern_rt_stop_signal(int *pid) { return rt_stop_signal(pid); }
+
 void *tern_rt_app(const tern_stack *st)
 {
     const rt_ep *ep = tern_get_user(st);

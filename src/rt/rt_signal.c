@@ -16,6 +16,8 @@
 
 static volatile sig_atomic_t g_stop;
 static int g_stop_fd = -1;
+/* the signal that stopped the run and who sent it (rt_stop_signal) */
+static volatile sig_atomic_t g_stop_sig, g_stop_pid;
 
 void rt_stop(void)
 {
@@ -31,13 +33,25 @@ bool rt_stopping(void) { return g_stop != 0; }
 
 int rt_stop_fd(void) { return g_stop_fd; }
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+    (void)uc;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigaction(sig, &sa, NULL);
+    if (!g_stop_sig) {
+        g_stop_pid = si ? (sig_atomic_t)si->si_pid : 0;
+        g_stop_sig = sig;
+    }
     rt_stop();
+}
+
+int rt_stop_signal(int *pid)
+{
+    if (pid)
+        *pid = (int)g_stop_pid;
+    return (int)g_stop_sig;
 }
 
 /* A crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE) writes the stack to stderr
@@ -81,7 +95,8 @@ int rt_signal_setup(char *err, size_t errlen)
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

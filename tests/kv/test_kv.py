@@ -33,6 +33,7 @@ only, never speed; every client has a time bound, so a stall fails. Hosts
 and processes are removed on any exit."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -125,6 +126,7 @@ class KV(unittest.TestCase):
         try:
             return p.json()
         except (AssertionError, ValueError):
+            log("no report from the server:\n" + p.describe())
             return None
 
     @classmethod
@@ -139,8 +141,11 @@ class KV(unittest.TestCase):
         if it.Watchdog.expired:
             self.fail("not run: the run's time budget is spent")
         self.assertIsNotNone(self.server, "no server running")
-        self.assertIsNone(self.server.p.poll(), "the server exited:\n"
-                          + self.server.describe())
+        if self.server.p.poll() is not None:
+            # what it printed (its report says which signal ended it and
+            # who sent it) before the message: unread pipes look empty
+            self.server.wait(5)
+            self.fail("the server exited:\n" + self.server.describe())
 
     def tearDown(self):
         log("%s: %.1f s" % (self.id().split(".")[-1], time.time() - self.t0))
@@ -240,6 +245,11 @@ class KV(unittest.TestCase):
         self.ours_only()
         rep = self.stop_server()
         self.assertIsNotNone(rep, "no report from the server")
+        if DRIVER not in ("kernel", "redis"):
+            # the report names what ended the run: our SIGINT, from us
+            # (ip netns exec runs the server in this PID namespace)
+            self.assertEqual(rep["stop_signal"], signal.SIGINT)
+            self.assertEqual(rep["stop_sender_pid"], os.getpid())
         log("report: accepted %s, commands %s, keys %s, used_memory %s"
             % (rep["accepted"], rep["commands"], rep["keys"],
                rep["used_memory"]))
