@@ -363,6 +363,13 @@ uint32_t sb_rack_lost(const struct tern_conn *c, uint32_t since,
         uint32_t s = bq_seq(q), e = bq_end(q);
         if (!seq_lt(s, c->snd_max))
             break;
+        /* first transmissions leave in sequence order, so their stamps
+         * grow along the queue, and a resend is stamped after the first
+         * transmissions below it: past a first transmission RACK does not
+         * call lost (the same stamp and a higher end, or a later stamp),
+         * nothing is */
+        if (!(q->cb32 & 1u) && !rack_lost(c, q))
+            break;
         if (!seq_gt(e, c->snd_una) || bq_sacked(q) || !rack_lost(c, q))
             continue;
         if (seq_lt(s, c->snd_una))
