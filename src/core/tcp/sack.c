@@ -300,6 +300,12 @@ static uint32_t sb_scan(const struct tern_conn *c, uint32_t from, uint32_t mss,
             while (q && seq_le(bq_end(q), s))
                 q = bq_next(q);
             if (q && seq_le(bq_seq(q), s)) {
+                /* past the IsLost bound, a first transmission RACK does
+                 * not call lost ends the walk: nothing above is lost
+                 * (sb_rack_lost says why) */
+                if (rack && !(q->cb32 & 1u) && !seq_lt(s, bound) &&
+                    !rack_lost(c, q))
+                    return lost;
                 if (seq_lt(bq_end(q), pe))
                     pe = bq_end(q);
                 /* SACKed where the ranges forgot it, or resent and
