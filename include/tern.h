@@ -1021,6 +1021,7 @@ uint32_t tern_tcp_time_wait_count(const tern_stack *st);
     X(tcp_in) X(tcp_out) X(tcp_drop_short) X(tcp_drop_csum)                \
     X(tcp_drop_hdr_len) X(tcp_drop_flags) X(tcp_drop_port0)                \
     X(tcp_drop_no_conn) X(tcp_drop_out_of_window) X(tcp_drop_paws)         \
+    X(tcp_drop_paws_old_ack)                                               \
     X(tcp_drop_bad_ack) X(tcp_drop_options) X(tcp_drop_ooo_full)           \
     X(tcp_drop_conn_table_full) X(tcp_drop_listen_overflow)                \
     X(tcp_active_opens) X(tcp_passive_opens) X(tcp_attempt_fails)          \

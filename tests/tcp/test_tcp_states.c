@@ -418,6 +418,45 @@ static void paws_drop(void **s)
     assert_int_equal(tp_count(T), 1);       /* with an ACK */
 }
 
+/* ACKs that a newer ACK overtook on the way (older TSval, ack below
+ * snd_una): dropped for PAWS without an ACK in reply and counted apart;
+ * an old ACK carrying data still gets the ACK. */
+static void paws_old_ack(void **s)
+{
+    (void)s;
+    peer_connect(&P, 80, 40099);
+    tern_conn *c = E.conn;
+    static uint8_t d[3000];
+    assert_int_equal(tern_tcp_send(T->st, c, d, sizeof d), (int)sizeof d);
+    tern_flush(T->st);
+    assert_int_equal(tp_count(T), 3);       /* 1448 + 1448 + 104 */
+    tpkt p;
+    tp_get(T, 0, &p);
+    uint32_t una = p.seq;
+    th_clear(T);
+    P.tsval = 1001;                         /* the newer ACK first */
+    P.ack = una + 2896;
+    peer_send(&P, F_ACK, NULL, 0);
+    P.tsval = 1000;                         /* then the one it overtook */
+    P.ack = una + 1448;
+    peer_send(&P, F_ACK, NULL, 0);
+    tern_flush(T->st);
+    assert_int_equal(ctr()->tcp_drop_paws_old_ack, 1);
+    assert_int_equal(ctr()->tcp_drop_paws, 0);
+    assert_int_equal(tp_count(T), 0);       /* no ACK for it */
+    P.ack = una + 2896;                     /* old TSval on data: ACKed */
+    peer_send(&P, F_ACK, "x", 1);
+    tern_flush(T->st);
+    assert_int_equal(ctr()->tcp_drop_paws, 1);
+    assert_int_equal(tp_count(T), 1);
+    P.tsval = 1002;                         /* the tail's ACK is taken */
+    P.seq -= 1;
+    P.ack = una + sizeof d;
+    peer_send(&P, F_ACK, "x", 1);
+    assert_int_equal(E.nrx, 1);
+    assert_int_equal(ctr()->tcp_drop_paws_old_ack, 1);
+}
+
 static void ooo_and_sack(void **s)
 {
     (void)s;
@@ -1082,6 +1121,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(simultaneous_open, setup, teardown),
         cmocka_unit_test_setup_teardown(syn_cookies, setup, teardown),
         cmocka_unit_test_setup_teardown(paws_drop, setup, teardown),
+        cmocka_unit_test_setup_teardown(paws_old_ack, setup, teardown),
         cmocka_unit_test_setup_teardown(ooo_and_sack, setup, teardown),
         cmocka_unit_test_setup_teardown(ooo_limit_for_the_stack, setup, teardown),
         cmocka_unit_test_setup_teardown(rto_backoff_timeout, setup, teardown),

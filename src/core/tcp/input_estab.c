@@ -259,7 +259,16 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
     }
     if ((c->flags & TF_TS) && (s->o.has & OPT_TS) && !(fl & TCP_RST) &&
         seq_lt(s->o.tsval, c->ts_recent)) {
-        CTR(st, tcp_drop_paws);               /* RFC 7323 5.3 */
+        /* RFC 7323 5.3. A pure ACK below snd_una is an old ACK that a
+         * newer one overtook (a Linux peer's ACKs sent from two CPUs
+         * take two per-CPU queues on a veth): it carries nothing new, so
+         * it is dropped without the ACK, as Linux does. */
+        if (!s->len && !(fl & (TCP_SYN | TCP_FIN)) && (fl & TCP_ACK) &&
+            seq_lt(s->ack, c->snd_una)) {
+            CTR(st, tcp_drop_paws_old_ack);
+            return;
+        }
+        CTR(st, tcp_drop_paws);
         conn_pend(st, c, TF_ACK_NOW);
         return;
     }
