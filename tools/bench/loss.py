@@ -48,7 +48,8 @@ TERN_KEYS = ("tcp_retransmits", "tcp_rto_expiries", "tcp_fast_retransmits",
              "tcp_sack_recoveries", "tcp_rack_recoveries", "tcp_rack_lost",
              "tcp_tail_loss_probes", "tcp_dup_data_in", "tcp_ooo_segments",
              "tcp_pure_acks_out", "tcp_data_segs_out", "tcp_data_segs_in",
-             "tcp_dsacks_out", "tcp_dsacks_in", "tcp_spurious_rtos")
+             "tcp_dsacks_out", "tcp_dsacks_in", "tcp_spurious_rtos",
+             "tcp_drop_paws", "tcp_drop_paws_old_ack")
 
 
 def set_cc(hosts, side, cc):
