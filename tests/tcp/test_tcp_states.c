@@ -403,14 +403,21 @@ static void syn_cookies(void **s)
     assert_int_equal(i.mss, 1460 - 12);
 }
 
-static void paws_drop(void **s)
+/* A conn from port whose peer has sent "a" with TSval tsval (TS.Recent),
+ * captured frames cleared. */
+static void connected_with_ts(uint16_t port, uint32_t tsval)
 {
-    (void)s;
-    peer_connect(&P, 80, 40007);
-    P.tsval = 1000;
+    peer_connect(&P, 80, port);
+    P.tsval = tsval;
     peer_send(&P, F_ACK, "a", 1);
     assert_int_equal(E.nrx, 1);
     th_clear(T);
+}
+
+static void paws_drop(void **s)
+{
+    (void)s;
+    connected_with_ts(40007, 1000);
     P.tsval = 900;                          /* older: PAWS */
     peer_send(&P, F_ACK, "b", 1);
     assert_int_equal(E.nrx, 1);
@@ -455,6 +462,30 @@ static void paws_old_ack(void **s)
     peer_send(&P, F_ACK, "x", 1);
     assert_int_equal(E.nrx, 1);
     assert_int_equal(ctr()->tcp_drop_paws_old_ack, 1);
+}
+
+/* A SYN at RCV.NXT (challenge ACK, RFC 5961 4.2) or a segment without
+ * ACK carrying a far-ahead TSval leaves TS.Recent alone: the peer's next
+ * segments still pass PAWS. */
+static void ts_recent_not_from_syn(void **s)
+{
+    (void)s;
+    connected_with_ts(40098, 600);
+    P.tsval = 600 + 0x40000000u;
+    peer_send(&P, F_SYN, NULL, 0);
+    P.seq -= 1;                             /* the SYN took no sequence */
+    assert_int_equal(ctr()->tcp_challenge_acks, 1);
+    tpkt p;
+    assert_true(tp_get(T, -1, &p));
+    assert_int_equal(p.tsecr, 600);         /* echoes the last valid one */
+    peer_send(&P, 0, "b", 1);               /* no ACK flag: dropped */
+    P.seq -= 1;
+    assert_int_equal(ctr()->tcp_drop_flags, 1);
+    P.tsval = 601;
+    peer_send(&P, F_ACK, "c", 1);
+    assert_int_equal(ctr()->tcp_drop_paws, 0);
+    assert_int_equal(E.nrx, 2);
+    assert_int_equal(E.rx[1], 'c');
 }
 
 static void ooo_and_sack(void **s)
@@ -1122,6 +1153,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(syn_cookies, setup, teardown),
         cmocka_unit_test_setup_teardown(paws_drop, setup, teardown),
         cmocka_unit_test_setup_teardown(paws_old_ack, setup, teardown),
+        cmocka_unit_test_setup_teardown(ts_recent_not_from_syn, setup, teardown),
         cmocka_unit_test_setup_teardown(ooo_and_sack, setup, teardown),
         cmocka_unit_test_setup_teardown(ooo_limit_for_the_stack, setup, teardown),
         cmocka_unit_test_setup_teardown(rto_backoff_timeout, setup, teardown),

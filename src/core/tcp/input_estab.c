@@ -291,9 +291,6 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
      * application learns of it only from this count (docs/tcp.md) */
     if (fl & TCP_URG)
         CTR(st, tcp_urg_in);
-    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) &&
-        seq_le(s->seq, c->last_ack_sent))
-        c->ts_recent = s->o.tsval;
     if (fl & TCP_RST) {                       /* RFC 5961 3.2 */
         if (s->seq == c->rcv_nxt)
             reset_conn(st, c);
@@ -309,6 +306,13 @@ void tcp_input_sync(tern_stack *st, struct tern_conn *c, tcp_seg *s)
         CTR(st, tcp_drop_flags);
         return;
     }
+    /* RFC 7323 4.3, from segments that get past the RST, SYN and ACK
+     * checks only (as Linux): an exact-sequence SYN, RST or flagless
+     * segment with a far-ahead TSval would otherwise make PAWS drop the
+     * peer's every later segment */
+    if ((c->flags & TF_TS) && (s->o.has & OPT_TS) &&
+        seq_le(s->seq, c->last_ack_sent))
+        c->ts_recent = s->o.tsval;
     uint32_t gen = c->gen;
     if (c->state == TERN_TCP_SYN_RECEIVED) {
         if (!seq_gt(s->ack, c->snd_una) || seq_gt(s->ack, c->snd_max)) {
