@@ -29,6 +29,9 @@ typedef struct sampled {
 static struct tern_conn *conn_of(tern_conn *k) { return (struct tern_conn *)k; }
 
 static uint8_t cc_choice;
+/* Simulated time that passes, unpolled, between the pair's set-up and the
+ * connect: the stack's clock is that much behind when the conn starts. */
+static uint64_t idle_before_ns;
 static void tw(tern_config *c, int end)
 {
     (void)end;
@@ -48,6 +51,7 @@ static pair *run(sampled *r, uint8_t cc, uint64_t mbps, uint64_t delay_us,
     f.rate_bps = mbps * 1000000;
     cc_choice = cc;
     pair *p = pair_new(&f, seed, tw, &XFER_CB, x, x);
+    p->now += idle_before_ns;
     xfer_start(p, x);
     uint64_t limit = p->now + 1000 * TERN_NS_PER_SEC;
     while (!xfer_delivered(x) && p->now < limit) {
@@ -139,6 +143,23 @@ static void probe_rtt_comes(void **s)
     pair_free(p);
 }
 
+/* A connection opened long after the stack last saw the time (its clock
+ * is behind until the next poll) does not take its first round trip for a
+ * 10 s old estimate: no ProbeRTT (cwnd at 4 segments) in a short transfer. */
+static void stale_clock_at_connect_no_probe_rtt(void **s)
+{
+    (void)s;
+    sampled x = {.x = {.total = 8u << 20, .chunk = 65536}};
+    idle_before_ns = 30 * TERN_NS_PER_SEC;
+    pair *p = run(&x, TERN_CC_BBR, 1000, 100, 0, 9);
+    idle_before_ns = 0;
+    assert_false(x.saw_probe_rtt);
+    tcp_bbr *b = bbr_of(p->st[0], conn_of(x.x.cli));
+    assert_true(b->max_bw > 100000000ull);
+    assert_true(x.cwnd_max >= b->max_bw * b->min_rtt_us / 1000000);
+    pair_free(p);
+}
+
 /* A sender that measured the link, then sends 3-segment messages one at
  * a time: those samples are application-limited and far below the link's
  * rate; the estimate stays. */
@@ -176,6 +197,7 @@ int main(void)
         cmocka_unit_test(random_loss_keeps_the_window),
         cmocka_unit_test(probe_rtt_comes),
         cmocka_unit_test(app_limited_samples_keep_the_estimate),
+        cmocka_unit_test(stale_clock_at_connect_no_probe_rtt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

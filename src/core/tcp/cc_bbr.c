@@ -242,7 +242,10 @@ static void advance_cycle(tcp_bbr *b, struct tern_conn *c, uint64_t now,
 static void update_min_rtt(tcp_bbr *b, struct tern_conn *c, uint64_t now,
                            const rate_sample *rs)
 {
-    bool expired = now - b->min_rtt_ns_at > MIN_RTT_WIN_NS;
+    /* the 10 s window starts at the first sample, not at attach: a conn
+     * opened before the stack's next poll saw a stale clock there */
+    bool expired = b->min_rtt_us != UINT32_MAX &&
+                   now - b->min_rtt_ns_at > MIN_RTT_WIN_NS;
     if (rs->interval_ns) {
         uint64_t us = rs->rtt_ns / 1000;
         uint32_t r = us ? (us < UINT32_MAX ? (uint32_t)us : UINT32_MAX - 1)
