@@ -20,34 +20,15 @@
 
 #define SEG 1448u
 
-
-static th *T;
-static peer P;
 static uint8_t data[30 * SEG];
 static uint32_t una;           /* the stack's first data byte */
 
 static int setup(void **s)
 {
     (void)s;
-    conn = NULL;
-    acked = 0;
-    T = th_new(tweak);
-    peer_init(&P, T);
-    peer_connect(&P, 80, 40100);
-    assert_non_null(conn);
-    for (size_t i = 0; i < sizeof data; i++)
-        data[i] = (uint8_t)(i * 7);
+    server_conn_open(40100, data, sizeof data);
     return 0;
 }
-static int teardown(void **s)
-{
-    (void)s;
-    assert_int_equal(th_free(T), 0);
-    return 0;
-}
-
-static const tern_counters *ctr(void) { return tern_get_counters(T->st); }
-
 
 /* An ACK of `ack` (relative to una) SACKing segments [a, b) (b > a). */
 static void ack_sack(uint32_t ack, uint32_t a, uint32_t b)

@@ -23,8 +23,6 @@
 #define LAST 70u
 
 
-static th *T;
-static peer P;
 static uint8_t data[NSEG * SEG];
 static uint32_t una;            /* the stack's first data byte */
 static unsigned sends[NSEG];    /* transmissions of each segment */
@@ -37,27 +35,12 @@ static unsigned nheld;
 static int setup(void **s)
 {
     (void)s;
-    conn = NULL;
-    acked = 0;
     memset(sends, 0, sizeof sends);
     memset(got, 0, sizeof got);
     narr = nheld = 0;
-    T = th_new(tweak);
-    peer_init(&P, T);
-    peer_connect(&P, 80, 40200);
-    assert_non_null(conn);
-    for (size_t i = 0; i < sizeof data; i++)
-        data[i] = (uint8_t)(i * 7);
+    server_conn_open(40200, data, sizeof data);
     return 0;
 }
-static int teardown(void **s)
-{
-    (void)s;
-    assert_int_equal(th_free(T), 0);
-    return 0;
-}
-
-static const tern_counters *ctr(void) { return tern_get_counters(T->st); }
 
 /* Count the captured data segments (all whole segments), let `deliver`
  * decide which arrive, clear the capture; returns how many there were. */
